@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-directory configuration values, their parsing, and their merge.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "mc/coding.h"
+#include "mc/params.h"
+#include "mc/status.h"
+
+namespace mc {
+
+enum class ETagMode : std::uint8_t { kUnset, kAddSuffix, kNoChange, kRemove };
+enum class NoTransformMode : std::uint8_t { kUnset, kHonor, kIgnore };
+enum class Toggle : std::uint8_t { kUnset, kOff, kOn };
+
+/// What a request note records (MultiCompressNote, DeflateFilterNote, BrotliFilterNote).
+enum class NoteKind : std::uint8_t { kRatio, kInput, kOutput, kEncoding };
+inline constexpr std::size_t kNoteKinds = 4;
+
+inline constexpr std::int64_t kDefaultMinLength = 256;
+inline constexpr std::int64_t kDefaultBufferSize = 8192;
+inline constexpr std::int64_t kMinBufferSize = 1024;
+inline constexpr std::int64_t kMaxBufferSize = 16 * 1024 * 1024;
+inline constexpr int kDefaultInflateRatio = 200;  // as mod_deflate
+inline constexpr int kDefaultInflateBurst = 3;
+
+/// One section's settings. Every field has an explicit "unset" value so that merge() can tell
+/// "not said here" from "said here": a section inherits what it does not set (SPEC.md).
+/// Trivially destructible: it lives in an APR pool, strings point into that pool.
+struct Config {
+    std::array<Coding, 4> order{};
+    std::uint8_t order_count = 0;  ///< 0: unset (default zstd br gzip)
+    std::array<std::int16_t, kCodingCount> level{-1, -1, -1, -1, -1};
+    std::array<std::int16_t, kCodingCount> window{-1, -1, -1, -1, -1};
+    std::int16_t mem_level = -1;
+    std::int16_t brotli_lgblock = -1;  ///< 0 = library default
+    std::int64_t min_length = -1;
+    std::int64_t buffer_size = -1;
+    ETagMode etag = ETagMode::kUnset;
+    NoTransformMode no_transform = NoTransformMode::kUnset;
+    std::array<const char*, kNoteKinds> notes{};  ///< nullptr: unset
+    std::int64_t inflate_limit = -1;  ///< 0: unlimited
+    std::int32_t inflate_ratio = -1;
+    std::int32_t inflate_burst = -1;
+
+    // Effective values (defaults filled in).
+    [[nodiscard]] std::span<const Coding> encodings() const;
+    [[nodiscard]] int level_for(Coding c) const;
+    [[nodiscard]] int window_for(Coding c) const;  ///< 0: library default
+    [[nodiscard]] int mem_level_value() const { return mem_level < 0 ? kDefaultMemLevel : mem_level; }
+    [[nodiscard]] std::int64_t min_length_value() const {
+        return min_length < 0 ? kDefaultMinLength : min_length;
+    }
+    [[nodiscard]] std::int64_t buffer_size_value() const {
+        return buffer_size < 0 ? kDefaultBufferSize : buffer_size;
+    }
+    [[nodiscard]] ETagMode etag_value() const {
+        return etag == ETagMode::kUnset ? ETagMode::kAddSuffix : etag;
+    }
+    [[nodiscard]] bool honor_no_transform() const { return no_transform != NoTransformMode::kIgnore; }
+    [[nodiscard]] const char* note(NoteKind k) const { return notes[static_cast<std::size_t>(k)]; }
+
+    /// Encoder parameters for `c` from this configuration (before mc::tune).
+    [[nodiscard]] EncoderParams params_for(Coding c, std::int64_t size_hint) const;
+};
+static_assert(std::is_trivially_destructible_v<Config>);
+
+/// `add` over `base`: every field `add` sets wins, the rest comes from `base`.
+Config merge(const Config& base, const Config& add);
+
+// ---- Parsing directive arguments. Each returns a Status whose reason explains the problem;
+// ---- the adapter prefixes the directive name (httpd adds file and line).
+
+/// Integer in [min, max], decimal digits only.
+Status parse_int(std::string_view s, std::int64_t min, std::int64_t max, std::int64_t& out);
+/// A size: digits with an optional K/M/G suffix (binary units), in [min, max].
+Status parse_size(std::string_view s, std::int64_t min, std::int64_t max, std::int64_t& out);
+/// A configuration encoding token: zstd, br, gzip, deflate (case-insensitive).
+Status parse_encoding(std::string_view s, Coding& out);
+/// Appends `token` to cfg.order; a duplicate is an error.
+Status add_encoding(Config& cfg, std::string_view token);
+/// MultiCompressLevel ENC N.
+Status set_level(Config& cfg, std::string_view enc, std::string_view value);
+/// MultiCompressWindow ENC N.
+Status set_window(Config& cfg, std::string_view enc, std::string_view value);
+/// AddSuffix | NoChange | Remove (case-insensitive).
+Status parse_etag_mode(std::string_view s, ETagMode& out);
+/// ratio | input | output | encoding.
+Status parse_note_kind(std::string_view s, NoteKind& out);
+
+}  // namespace mc

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Encoder factory and the whole-body helper.
+#include "mc/encoder.h"
+
+#include "encoders.h"
+
+namespace mc {
+
+Encoder::~Encoder() = default;
+
+Result<std::unique_ptr<Encoder>> make_encoder(const EncoderParams& params) {
+    const EncoderParams p = tune(params);
+    switch (p.coding) {
+        case Coding::kGzip:
+        case Coding::kDeflate: return make_zlib_encoder(p);
+        case Coding::kBrotli: return make_brotli_encoder(p);
+        case Coding::kZstd: return make_zstd_encoder(p);
+        case Coding::kIdentity: break;
+    }
+    return Status{Code::kInvalidArgument, "no encoder for identity"};
+}
+
+Result<std::size_t> compress_all(const EncoderParams& params, std::span<const std::byte> in,
+                                 Sink& out) {
+    EncoderParams p = params;
+    p.size_hint = static_cast<std::int64_t>(in.size());
+    p.exact_size = true;
+    auto enc = make_encoder(p);
+    if (!enc.is_ok()) return enc.status();
+    if (Status st = enc.value()->write(in, Flush::kFinish, out); !st.is_ok()) return st;
+    return enc.value()->bytes_out();
+}
+
+}  // namespace mc

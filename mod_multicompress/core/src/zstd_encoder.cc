@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// zstd encoder over libzstd's stable streaming API (no ZSTD_STATIC_LINKING_ONLY).
+#include <zstd.h>
+
+#include "encoders.h"
+
+namespace mc {
+namespace {
+
+struct ZstdCCtxDeleter {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+class ZstdEncoder final : public Encoder {
+public:
+    Status init(const EncoderParams& p) {
+        cctx_.reset(ZSTD_createCCtx());
+        if (!cctx_) return {Code::kOutOfMemory, "zstd: cannot create context"};
+        std::size_t rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, p.level);
+        // RFC 9659: a zstd frame for HTTP must not need a window over 8 MiB. Levels <= 19 stay
+        // within 2^23 in libzstd's tables, but say so explicitly rather than rely on them.
+        const int wlog = p.window_log != 0 ? p.window_log : kZstdMaxWindowLog;
+        if (!ZSTD_isError(rc) && (p.window_log != 0 || p.level >= 17)) {
+            rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_windowLog, wlog);
+        }
+        if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
+            rc = ZSTD_CCtx_setPledgedSrcSize(cctx_.get(),
+                                             static_cast<unsigned long long>(p.size_hint));
+        }
+        if (ZSTD_isError(rc)) return {Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+        return Status::ok();
+    }
+
+    Status write(std::span<const std::byte> in, Flush flush, Sink& out) override {
+        if (finished_) return {Code::kInvalidArgument, "zstd: write after finish"};
+        if (in.empty() && flush == Flush::kNone) return Status::ok();
+        const ZSTD_EndDirective mode = flush == Flush::kFinish ? ZSTD_e_end
+                                       : flush == Flush::kSync ? ZSTD_e_flush
+                                                               : ZSTD_e_continue;
+        ZSTD_inBuffer input{in.data(), in.size(), 0};
+        in_ += in.size();
+        for (;;) {
+            const std::span<std::byte> space = out.reserve();
+            ZSTD_outBuffer output{space.data(), space.size(), 0};
+            const std::size_t remaining = ZSTD_compressStream2(cctx_.get(), &output, &input, mode);
+            if (ZSTD_isError(remaining)) return {Code::kLibraryError, ZSTD_getErrorName(remaining)};
+            out_ += output.pos;
+            if (Status st = out.commit(output.pos); !st.is_ok()) return st;
+            const bool input_done = input.pos == input.size;
+            if (mode == ZSTD_e_continue) {
+                if (input_done && output.pos < output.size) return Status::ok();
+            } else if (remaining == 0 && input_done) {
+                finished_ = mode == ZSTD_e_end;
+                return Status::ok();
+            }
+        }
+    }
+
+    [[nodiscard]] Coding coding() const override { return Coding::kZstd; }
+
+private:
+    std::unique_ptr<ZSTD_CCtx, ZstdCCtxDeleter> cctx_;
+    bool finished_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Encoder>> make_zstd_encoder(const EncoderParams& p) {
+    auto enc = std::make_unique<ZstdEncoder>();
+    if (Status st = enc->init(p); !st.is_ok()) return st;
+    return std::unique_ptr<Encoder>(std::move(enc));
+}
+
+}  // namespace mc
