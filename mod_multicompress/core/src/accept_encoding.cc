@@ -35,7 +35,8 @@ int member_weight(std::string_view params) {
         if (param.empty()) continue;
         const auto eq = param.find('=');
         if (eq == std::string_view::npos) {
-            if (!is_token(param)) return kQUnset;
+            // "q" without a value is an invalid q (as "q=" is): the entry is dropped.
+            if (!is_token(param) || iequals(param, "q")) return kQUnset;
             continue;  // a bare parameter: not ours, ignored
         }
         const std::string_view name = trim_ows(param.substr(0, eq));

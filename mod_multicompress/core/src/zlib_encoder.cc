@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "encoders.h"
@@ -53,14 +54,25 @@ public:
 private:
     Status pump(int mode, Sink& out) {
         for (;;) {
-            const std::span<std::byte> space = out.reserve();
+            const std::span<std::byte> lent = out.reserve();
+            // zlib emits its flush marker again when a flush ends exactly at the end of the output
+            // space (zlib.h: "make sure that avail_out is greater than six"), so with a sink that
+            // lends only a few bytes at a time a sync flush never ends. Deflate into our own small
+            // buffer then, and copy it out.
+            const bool staged = lent.size() < stage_.size();
+            const std::span<std::byte> space = staged ? std::span<std::byte>(stage_) : lent;
             zs_.next_out = reinterpret_cast<Bytef*>(space.data());
             zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(space.size(), kMaxChunk));
             const uInt offered = zs_.avail_out;
             const int rc = deflate(&zs_, mode);
             const std::size_t produced = offered - zs_.avail_out;
             out_ += produced;
-            if (Status st = out.commit(produced); !st.is_ok()) return st;
+            if (staged) {
+                if (Status st = out.commit(0); !st.is_ok()) return st;
+                if (Status st = out.append(space.first(produced)); !st.is_ok()) return st;
+            } else if (Status st = out.commit(produced); !st.is_ok()) {
+                return st;
+            }
             if (rc == Z_STREAM_END) {
                 finished_ = true;
                 return Status::ok();
@@ -76,6 +88,7 @@ private:
 
     static constexpr std::size_t kMaxChunk = std::numeric_limits<uInt>::max();
     z_stream zs_{};
+    std::array<std::byte, 64> stage_{};
     Coding coding_;
     bool initialized_ = false;
     bool finished_ = false;

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// An mc::Sink over bucket memory: the encoder writes straight into a buffer that then becomes a
+// heap bucket without a copy.
+#pragma once
+
+#include <apr_buckets.h>
+
+#include <cstddef>
+
+#include "mc/sink.h"
+
+namespace mc::httpd {
+
+class BucketSink final : public mc::Sink {
+public:
+    BucketSink(apr_bucket_brigade* out, std::size_t chunk) : out_(out), chunk_(chunk) {}
+    ~BucketSink() override;
+    BucketSink(const BucketSink&) = delete;
+    BucketSink& operator=(const BucketSink&) = delete;
+
+    std::span<std::byte> reserve() override;
+    mc::Status commit(std::size_t used) override;
+
+    /// Appends what the current buffer holds to the brigade as a heap bucket.
+    void seal();
+    /// Bytes added to the brigade (sealed) since the last reset_pending().
+    [[nodiscard]] std::size_t pending() const { return pending_; }
+    void reset_pending() { pending_ = 0; }
+
+private:
+    apr_bucket_brigade* out_;
+    std::size_t chunk_;
+    char* buf_ = nullptr;
+    std::size_t used_ = 0;
+    std::size_t pending_ = 0;
+};
+
+}  // namespace mc::httpd

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: Apache-2.0
+// The brigade filter: decide once on the first call (mc::decide), then stream through one
+// mc::Encoder with one bounded output buffer (the mod_deflate skeleton).
+#include "mc_filter.h"
+
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <ap_expr.h>
+
+#include <cstring>
+
+#include <memory>
+#include <new>
+#include <string>
+
+#include "mc/encoder.h"
+#include "mc/headers.h"
+#include "mc/policy.h"
+#include "mc_bucket_sink.h"
+#include "mc_config.h"
+#include "mc_log.h"
+#include "mc_pool.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+// A body that arrives whole with EOS in the first brigade, up to this size, is compressed before
+// anything is passed on, so the response can carry its compressed Content-Length.
+constexpr apr_off_t kWholeBodyLimit = 4 * 1024 * 1024;
+
+// Set once in register_hooks, read-only afterwards.
+ap_filter_rec_t* g_not_modified_filter = nullptr;
+
+struct FilterCtx {
+    FilterCtx(apr_bucket_brigade* out_bb, std::size_t chunk, std::unique_ptr<mc::Encoder> enc)
+        : bb(out_bb), sink(out_bb, chunk), encoder(std::move(enc)), chunk_size(chunk) {}
+
+    apr_bucket_brigade* bb;  ///< compressed output waiting to be passed
+    BucketSink sink;
+    std::unique_ptr<mc::Encoder> encoder;
+    std::size_t chunk_size;
+    bool whole_body = false;  ///< hold output until EOS and set Content-Length
+    bool unflushed = false;   ///< data went into the encoder since the last flush
+    bool done = false;        ///< EOS seen
+};
+
+// ---- filter identity: which filter names offer which codings.
+
+apr_status_t out_deflate(ap_filter_t* f, apr_bucket_brigade* bb) noexcept;
+apr_status_t out_brotli(ap_filter_t* f, apr_bucket_brigade* bb) noexcept;
+apr_status_t out_zstd(ap_filter_t* f, apr_bucket_brigade* bb) noexcept;
+apr_status_t out_multi(ap_filter_t* f, apr_bucket_brigade* bb) noexcept;
+
+// The codings a filter record offers, or an empty set if the filter is not ours.
+mc::CodingSet codings_of(const ap_filter_rec_t* frec) {
+    const ap_out_filter_func fn = frec->filter_func.out_func;
+    if (fn == &out_deflate) return {mc::Coding::kGzip, mc::Coding::kDeflate};
+    if (fn == &out_brotli) return {mc::Coding::kBrotli};
+    if (fn == &out_zstd) return {mc::Coding::kZstd};
+    if (fn == &out_multi) {
+        return {mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli, mc::Coding::kZstd};
+    }
+    return {};
+}
+
+// mod_filter's provider record (AddOutputFilterByType and FilterProvider in httpd 2.4 attach
+// filters through mod_filter's harness). It is private to mod_filter.c; this mirrors its 2.4
+// layout, and we only act on a provider whose frec is one of our own filter records.
+struct ModFilterProvider {
+    ap_expr_info_t* expr;
+    const char** types;
+    ap_filter_rec_t* frec;
+    ModFilterProvider* next;
+};
+
+// Whether mod_filter would dispatch `r` to provider `p` (its filter_lookup, done early).
+bool provider_matches(request_rec* r, const ModFilterProvider* p) {
+    if (p->expr != nullptr) {
+        const char* err = nullptr;
+        return ap_expr_exec(r, p->expr, &err) > 0 && err == nullptr;
+    }
+    if (p->types == nullptr || r->content_type == nullptr) return false;
+    const std::size_t len = std::strcspn(r->content_type, "; \t");
+    for (const char** type = p->types; *type != nullptr; ++type) {
+        if (std::strncmp(*type, r->content_type, len) == 0 && (*type)[len] == '\0') return true;
+    }
+    return false;
+}
+
+// The codings that filter `g` would offer for `r`: ours directly, or through a mod_filter
+// harness whose matching provider is ours. Empty if `g` would not compress.
+mc::CodingSet codings_on(request_rec* r, const ap_filter_t* g) {
+    const mc::CodingSet direct = codings_of(g->frec);
+    if (!direct.empty()) return direct;
+    mc::CodingSet via;
+    if (g->frec->providers == nullptr || r->status != HTTP_OK) return via;  // harness: 200 only
+    for (auto* p = reinterpret_cast<const ModFilterProvider*>(g->frec->providers); p != nullptr;
+         p = p->next) {
+        const mc::CodingSet theirs = codings_of(p->frec);
+        if (!theirs.empty() && provider_matches(r, p)) return theirs;
+        if (theirs.empty() && provider_matches(r, p)) return {};  // mod_filter picks another
+    }
+    return via;
+}
+
+// Several of our filters on one response negotiate once from the union of their codings: the
+// first one called takes the others' codings and removes them from the chain.
+mc::CodingSet absorb_sibling_filters(ap_filter_t* f, mc::CodingSet own) {
+    mc::CodingSet all = own;
+    for (ap_filter_t* g = f->next; g != nullptr && g->r == f->r;) {
+        ap_filter_t* const next = g->next;
+        const mc::CodingSet theirs = codings_on(f->r, g);
+        if (!theirs.empty()) {
+            all = all | theirs;
+            ap_remove_output_filter(g);
+        }
+        g = next;
+    }
+    return all;
+}
+
+// ---- headers
+
+struct TokenScan {
+    const char* token;
+    bool found;
+};
+
+int scan_for_token(void* data, const char* /*key*/, const char* value) {
+    auto* scan = static_cast<TokenScan*>(data);
+    if (mc::list_has_token(value, scan->token)) {
+        scan->found = true;
+        return 0;  // stop
+    }
+    return 1;
+}
+
+bool tables_have_token(const request_rec* r, const char* header, const char* token) {
+    TokenScan scan{token, false};
+    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
+    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
+    return scan.found;
+}
+
+// Vary: Accept-Encoding, merged into what is there, never twice.
+void merge_vary(request_rec* r) {
+    if (!tables_have_token(r, "Vary", "Accept-Encoding")) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    }
+}
+
+// Every place httpd keeps a response's content coding, joined.
+std::string content_encoding_of(const request_rec* r) {
+    std::string all;
+    for (const char* v : {apr_table_get(r->headers_out, "Content-Encoding"),
+                          apr_table_get(r->err_headers_out, "Content-Encoding"),
+                          r->content_encoding}) {
+        if (v == nullptr) continue;
+        if (!all.empty()) all += ", ";
+        all += v;
+    }
+    return all;
+}
+
+void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
+    const char* etag = apr_table_get(r->headers_out, "ETag");
+    if (etag == nullptr) return;
+    if (mode == mc::ETagMode::kRemove) {
+        apr_table_unset(r->headers_out, "ETag");
+        return;
+    }
+    const std::string altered = mc::alter_etag(etag, coding, mode);
+    apr_table_set(r->headers_out, "ETag", altered.c_str());
+}
+
+void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
+    const std::string_view token = mc::coding_token(coding);
+    const char* value = apr_pstrmemdup(r->pool, token.data(), token.size());
+    apr_table_unset(r->err_headers_out, "Content-Encoding");
+    apr_table_setn(r->headers_out, "Content-Encoding", value);
+    r->content_encoding = value;  // ap_http_header_filter copies it into the header
+    for (const char* h : {"Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
+        apr_table_unset(r->headers_out, h);
+        apr_table_unset(r->err_headers_out, h);
+    }
+    alter_etag(r, coding, cfg.etag_value());
+}
+
+// ---- the decision
+
+bool env_set(const request_rec* r, const char* name) {
+    return apr_table_get(r->subprocess_env, name) != nullptr;
+}
+
+// Length of the body if the brigade holds all of it (EOS present, every length known), else -1.
+apr_off_t whole_body_length(apr_bucket_brigade* bb) {
+    if (!APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))) return -1;
+    apr_off_t len = 0;
+    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
+         e = APR_BUCKET_NEXT(e)) {
+        if (e->length == static_cast<apr_size_t>(-1)) return -1;  // a pipe or socket: streaming
+        len += static_cast<apr_off_t>(e->length);
+    }
+    return len;
+}
+
+mc::ResponseView view_of(const request_rec* r, const std::string& content_encoding,
+                         apr_off_t whole_length) {
+    mc::ResponseView v;
+    v.status = r->status;
+    v.header_only = r->header_only != 0;
+    v.content_encoding = content_encoding;
+    v.content_type = r->content_type != nullptr ? r->content_type : "";
+    v.has_content_range = apr_table_get(r->headers_out, "Content-Range") != nullptr ||
+                          apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
+    v.request_has_range = apr_table_get(r->headers_in, "Range") != nullptr;
+    const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
+    const char* scc = apr_table_get(r->headers_out, "Cache-Control");
+    if (scc == nullptr) scc = apr_table_get(r->err_headers_out, "Cache-Control");
+    v.request_cache_control = rcc != nullptr ? rcc : "";
+    v.response_cache_control = scc != nullptr ? scc : "";
+    v.body_length = whole_length;
+    if (v.body_length < 0) {
+        if (const char* cl = apr_table_get(r->headers_out, "Content-Length")) {
+            apr_off_t n = 0;
+            if (apr_strtoff(&n, cl, nullptr, 10) == APR_SUCCESS && n >= 0) v.body_length = n;
+        }
+    }
+    const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
+    v.accept_encoding_present = ae != nullptr;
+    v.accept_encoding = ae != nullptr ? ae : "";
+    v.env_no_gzip = env_set(r, "no-gzip");
+    v.env_no_brotli = env_set(r, "no-brotli");
+    v.env_no_zstd = env_set(r, "no-zstd");
+    v.env_no_multicompress = env_set(r, "no-multicompress");
+    v.env_gzip_only_text_html = env_set(r, "gzip-only-text/html");
+    v.env_force_gzip = env_set(r, "force-gzip");
+    return v;
+}
+
+apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
+    ap_remove_output_filter(f);
+    return ap_pass_brigade(f->next, bb);
+}
+
+// Per-request state kept in r->request_config.
+struct RequestState {
+    mc::CodingSet codings;           ///< our filters on the response, as seen at insert_filter
+    bool not_modified_done = false;  ///< the 304's Vary and ETag are set
+};
+
+RequestState* request_state(request_rec* r, bool create) {
+    auto* st = static_cast<RequestState*>(
+        ap_get_module_config(r->request_config, &multicompress_module));
+    if (st == nullptr && create) {
+        st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
+        ap_set_module_config(r->request_config, &multicompress_module, st);
+    }
+    return st;
+}
+
+// A 304 carries the Vary and ETag that the 200 would (RFC 9110 §15.4.5): decide as if it were
+// that 200, change only headers. Done once per request, whichever filter gets there first.
+void not_modified_headers(request_rec* r, mc::CodingSet codings) {
+    RequestState* st = request_state(r, true);
+    if (st->not_modified_done) return;
+    st->not_modified_done = true;
+    const mc::Config& cfg = dir_config(r);
+    const std::string encoding = content_encoding_of(r);
+    mc::ResponseView view = view_of(r, encoding, -1);
+    view.status = HTTP_OK;
+    const mc::Decision verdict = mc::decide(view, cfg, codings);
+    if (verdict.vary) merge_vary(r);
+    if (verdict.coding != mc::Coding::kIdentity) alter_etag(r, verdict.coding, cfg.etag_value());
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "304 Not Modified: headers as for %s",
+                  mc::coding_token(verdict.coding).data());
+}
+
+// First call: decide, set headers, build the context. Returns nullptr when the response goes out
+// unchanged (the filter has then removed itself).
+FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
+    request_rec* r = f->r;
+    const mc::Config& cfg = dir_config(r);
+    const mc::CodingSet codings = absorb_sibling_filters(f, own);
+    const std::string encoding = content_encoding_of(r);
+    // A 304, or a HEAD whose handler sent no body, says nothing about the length of the body a
+    // GET would get: use Content-Length then.
+    const bool body_less = APR_BUCKET_IS_EOS(APR_BRIGADE_FIRST(bb)) &&
+                           (r->header_only || r->status == HTTP_NOT_MODIFIED);
+    const apr_off_t whole = body_less ? -1 : whole_body_length(bb);
+    mc::ResponseView view = view_of(r, encoding, whole);
+
+    if (r->status == HTTP_NOT_MODIFIED) {
+        not_modified_headers(r, codings);
+        return nullptr;
+    }
+
+    const mc::Decision d = mc::decide(view, cfg, codings);
+    if (d.vary) merge_vary(r);
+    if (d.coding == mc::Coding::kIdentity) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not compressing (%s)", d.reason);
+        return nullptr;
+    }
+
+    if (body_less) {
+        // HEAD gets the headers GET would get; httpd drops the "Content-Length: 0" it would
+        // otherwise add to a HEAD response.
+        set_compressed_headers(r, d.coding, cfg);
+        return nullptr;
+    }
+
+    mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
+    params.exact_size = whole >= 0;
+    auto encoder = mc::make_encoder(params);
+    if (!encoder.is_ok()) {
+        // Nothing passed yet: fall back to the uncompressed response, as mod_deflate does.
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00001) "cannot start %s encoder: %s",
+                      mc::coding_token(d.coding).data(), encoder.status().reason());
+        return nullptr;
+    }
+    set_compressed_headers(r, d.coding, cfg);
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "compressing with %s (%s)",
+                  mc::coding_token(d.coding).data(), d.reason);
+
+    apr_bucket_brigade* out = apr_brigade_create(r->pool, f->c->bucket_alloc);
+    auto* ctx = pool_new<FilterCtx>(r->pool, out, static_cast<std::size_t>(cfg.buffer_size_value()),
+                                    std::move(encoder).value());
+    ctx->whole_body = whole >= 0 && whole <= kWholeBodyLimit;
+    return ctx;
+}
+
+void set_notes(request_rec* r, const mc::Config& cfg, const mc::Encoder& enc) {
+    const auto in = static_cast<apr_off_t>(enc.bytes_in());
+    const auto out = static_cast<apr_off_t>(enc.bytes_out());
+    if (const char* n = cfg.note(mc::NoteKind::kInput)) {
+        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, in));
+    }
+    if (const char* n = cfg.note(mc::NoteKind::kOutput)) {
+        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, out));
+    }
+    if (const char* n = cfg.note(mc::NoteKind::kRatio)) {
+        // As mod_deflate: output as a whole percentage of input ("-" with no input).
+        apr_table_setn(r->notes, n, in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
+    }
+    if (const char* n = cfg.note(mc::NoteKind::kEncoding)) {
+        apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(enc.coding()).data()));
+    }
+}
+
+// Passes the compressed output collected so far (plus any metadata queued behind it).
+apr_status_t pass_out(ap_filter_t* f, FilterCtx* ctx) {
+    ctx->sink.seal();
+    ctx->sink.reset_pending();
+    const apr_status_t rv = ap_pass_brigade(f->next, ctx->bb);
+    apr_brigade_cleanup(ctx->bb);
+    return rv;
+}
+
+apr_status_t encode(request_rec* r, FilterCtx* ctx, std::span<const std::byte> data, mc::Flush flush) {
+    const mc::Status st = ctx->encoder->write(data, flush, ctx->sink);
+    if (!st.is_ok()) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00002) "%s compression failed: %s",
+                      mc::coding_token(ctx->encoder->coding()).data(), st.reason());
+        return APR_EGENERAL;
+    }
+    ctx->unflushed = flush == mc::Flush::kNone && (ctx->unflushed || !data.empty());
+    return APR_SUCCESS;
+}
+
+// A stall in the input (a CGI or backend with nothing more yet): flush what is compressed so far
+// so the client sees it now, then wait.
+apr_status_t flush_for_stall(ap_filter_t* f, FilterCtx* ctx) {
+    if (!ctx->unflushed || ctx->whole_body) return APR_SUCCESS;
+    if (apr_status_t rv = encode(f->r, ctx, {}, mc::Flush::kSync); rv != APR_SUCCESS) return rv;
+    ctx->sink.seal();
+    APR_BRIGADE_INSERT_TAIL(ctx->bb, apr_bucket_flush_create(f->c->bucket_alloc));
+    return pass_out(f, ctx);
+}
+
+apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
+    request_rec* r = f->r;
+    if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kFinish); rv != APR_SUCCESS) return rv;
+    set_notes(r, dir_config(r), *ctx->encoder);
+    if (ctx->whole_body) ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
+    ctx->encoder.reset();  // free the library state now, not at the end of the request
+    ctx->done = true;
+    ctx->sink.seal();
+    APR_BUCKET_REMOVE(eos);
+    APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
+    return pass_out(f, ctx);
+}
+
+apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
+    request_rec* r = f->r;
+    auto* ctx = static_cast<FilterCtx*>(f->ctx);
+    if (ctx == nullptr) {
+        if (APR_BRIGADE_EMPTY(bb)) return APR_SUCCESS;
+        // Subrequests (SSI includes, ...) become part of the main response, which is compressed
+        // once as a whole.
+        if (r->main != nullptr) return pass_through(f, bb);
+        ctx = start(f, bb, own);
+        if (ctx == nullptr) return pass_through(f, bb);
+        f->ctx = ctx;
+    }
+    if (ctx->done || (r->header_only && r->bytes_sent != 0)) {
+        // After EOS, data is dropped as the core does. For HEAD, once headers went out the rest
+        // of the body is discarded downstream anyway: stop compressing it (as mod_deflate).
+        if (!ctx->done) {
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        apr_brigade_cleanup(bb);
+        return APR_SUCCESS;
+    }
+
+    while (!APR_BRIGADE_EMPTY(bb)) {
+        apr_bucket* e = APR_BRIGADE_FIRST(bb);
+        if (APR_BUCKET_IS_EOS(e)) {
+            const apr_status_t rv = finish(f, ctx, e);
+            apr_brigade_cleanup(bb);
+            return rv;
+        }
+        if (APR_BUCKET_IS_FLUSH(e)) {
+            if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kSync); rv != APR_SUCCESS) return rv;
+            ctx->sink.seal();
+            APR_BUCKET_REMOVE(e);
+            APR_BRIGADE_INSERT_TAIL(ctx->bb, e);
+            if (apr_status_t rv = pass_out(f, ctx); rv != APR_SUCCESS) return rv;
+            continue;
+        }
+        if (APR_BUCKET_IS_METADATA(e)) {
+            ctx->sink.seal();  // keep metadata in order with the data around it
+            APR_BUCKET_REMOVE(e);
+            APR_BRIGADE_INSERT_TAIL(ctx->bb, e);
+            continue;
+        }
+
+        const char* data = nullptr;
+        apr_size_t len = 0;
+        apr_status_t rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
+        if (rv == APR_EAGAIN) {
+            if ((rv = flush_for_stall(f, ctx)) != APR_SUCCESS) return rv;
+            rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+        }
+        if (rv != APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, MC_LOGNO(00003) "reading the response failed");
+            return rv;
+        }
+        if (len > 0) {
+            const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), len);
+            if ((rv = encode(r, ctx, in, mc::Flush::kNone)) != APR_SUCCESS) return rv;
+        }
+        apr_bucket_delete(e);
+        if (!ctx->whole_body && ctx->sink.pending() >= ctx->chunk_size) {
+            if ((rv = pass_out(f, ctx)) != APR_SUCCESS) return rv;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+// One entry per filter name; exceptions never cross into httpd.
+template <mc::CodingSet (*Own)()>
+apr_status_t guarded_run(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    try {
+        return run(f, bb, Own());
+    } catch (const std::exception& ex) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00004) "filter failed: %s", ex.what());
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00005) "filter failed");
+    }
+    return APR_EGENERAL;
+}
+
+apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    try {
+        request_rec* r = f->r;
+        if (r->status == HTTP_NOT_MODIFIED) {
+            if (const RequestState* st = request_state(r, false)) not_modified_headers(r, st->codings);
+        }
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00008) "304 filter failed");
+    }
+    ap_remove_output_filter(f);
+    return ap_pass_brigade(f->next, bb);
+}
+
+constexpr mc::CodingSet own_deflate() { return {mc::Coding::kGzip, mc::Coding::kDeflate}; }
+constexpr mc::CodingSet own_brotli() { return {mc::Coding::kBrotli}; }
+constexpr mc::CodingSet own_zstd() { return {mc::Coding::kZstd}; }
+constexpr mc::CodingSet own_multi() {
+    return {mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli, mc::Coding::kZstd};
+}
+
+apr_status_t out_deflate(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    return guarded_run<own_deflate>(f, bb);
+}
+apr_status_t out_brotli(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    return guarded_run<own_brotli>(f, bb);
+}
+apr_status_t out_zstd(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    return guarded_run<own_zstd>(f, bb);
+}
+apr_status_t out_multi(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    return guarded_run<own_multi>(f, bb);
+}
+
+}  // namespace
+
+void register_output_filters() {
+    ap_register_output_filter("DEFLATE", out_deflate, nullptr, AP_FTYPE_CONTENT_SET);
+    ap_register_output_filter("BROTLI_COMPRESS", out_brotli, nullptr, AP_FTYPE_CONTENT_SET);
+    ap_register_output_filter("ZSTD", out_zstd, nullptr, AP_FTYPE_CONTENT_SET);
+    ap_register_output_filter("MULTICOMPRESS", out_multi, nullptr, AP_FTYPE_CONTENT_SET);
+    // Internal: fixes up the headers of a 304 (see remember_filters).
+    g_not_modified_filter = ap_register_output_filter("MULTICOMPRESS_304", out_not_modified,
+                                                      nullptr, AP_FTYPE_CONTENT_SET);
+}
+
+void remember_filters(request_rec* r) noexcept {
+    // The default handler sends its 304 through the chain, but mod_filter's harness (which runs
+    // AddOutputFilterByType) passes non-200 responses by untouched. So remember which of our
+    // codings are on this response (insert_filter runs after mod_filter and SetOutputFilter have
+    // added theirs) and add a small filter that only fixes up a 304's headers.
+    try {
+        if (r->main != nullptr) return;
+        mc::CodingSet on_response;
+        for (ap_filter_t* f = r->output_filters; f != nullptr; f = f->next) {
+            if (f->r == r) on_response = on_response | codings_on(r, f);
+        }
+        if (on_response.empty()) return;
+        request_state(r, true)->codings = on_response;
+        ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00007) "insert_filter failed");
+    }
+}
+
+void reinsert_for_304(request_rec* r) noexcept {
+    // Error responses start over with the protocol filters only (ap_send_error_response).
+    const RequestState* st = request_state(r, false);
+    if (st == nullptr || r->status != HTTP_NOT_MODIFIED || r->main != nullptr) return;
+    ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
+}
+
+int strip_conditional_suffixes(request_rec* r) noexcept {
+    try {
+        const char* inm = apr_table_get(r->headers_in, "If-None-Match");
+        if (inm == nullptr || dir_config(r).etag_value() != mc::ETagMode::kAddSuffix) return DECLINED;
+        const std::string stripped = mc::strip_etag_suffixes(inm);
+        if (stripped != inm) {
+            apr_table_set(r->headers_in, "If-None-Match", stripped.c_str());
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "If-None-Match: '%s' -> '%s'", inm,
+                          stripped.c_str());
+        }
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00006) "fixups failed");
+    }
+    return DECLINED;
+}
+
+}  // namespace mc::httpd

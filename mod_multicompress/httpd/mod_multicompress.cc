@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// mod_multicompress: the module struct and hook registration, nothing else.
+#include <httpd.h>
+#include <http_config.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mc_config.h"
+#include "mc_filter.h"
+#include "mc_hooks.h"
+
+namespace {
+
+void register_hooks(apr_pool_t* /*p*/) noexcept {
+    mc::httpd::register_output_filters();
+    // Before mod_cache and the default handler evaluate the request's validators.
+    ap_hook_fixups(mc::httpd::strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
+    ap_hook_insert_filter(mc::httpd::remember_filters, nullptr, nullptr, APR_HOOK_REALLY_LAST);
+    ap_hook_insert_error_filter(mc::httpd::reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_check_config(mc::httpd::refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
+}
+
+}  // namespace
+
+extern "C" {
+// The one exported symbol (-fvisibility=hidden elsewhere).
+__attribute__((visibility("default"))) module AP_MODULE_DECLARE_DATA multicompress_module = {
+    STANDARD20_MODULE_STUFF,
+    mc::httpd::create_dir_config,
+    mc::httpd::merge_dir_config,
+    nullptr,  // server config: everything is per directory
+    nullptr,
+    mc::httpd::kCommands,
+    register_hooks,
+    AP_MODULE_FLAG_NONE,
+};
+}
