@@ -8,11 +8,13 @@
 #include "mc_config.h"
 #include "mc_filter.h"
 #include "mc_hooks.h"
+#include "mc_inflate.h"
 
 namespace {
 
 void register_hooks(apr_pool_t* /*p*/) noexcept {
     mc::httpd::register_output_filters();
+    mc::httpd::register_inflate_filters();
     // Before mod_cache and the default handler evaluate the request's validators.
     ap_hook_fixups(mc::httpd::strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
     ap_hook_insert_filter(mc::httpd::remember_filters, nullptr, nullptr, APR_HOOK_REALLY_LAST);

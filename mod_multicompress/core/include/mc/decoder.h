@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Streaming decompressors (gzip, deflate, br, zstd) with inflate limits, for request bodies
+// (the DEFLATE input filter) and the INFLATE output filter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "mc/coding.h"
+#include "mc/sink.h"
+#include "mc/status.h"
+
+namespace mc {
+
+/// Limits on inflation, as mod_deflate's DeflateInflateLimitRequestBody / RatioLimit / RatioBurst.
+struct InflateLimits {
+    std::int64_t max_output = 0;  ///< most decoded bytes; 0: unlimited
+    int ratio = 200;              ///< most decoded/encoded ratio ...
+    int burst = 3;                ///< ... that may be exceeded this many checks in a row
+};
+
+/// A streaming decoder that enforces InflateLimits while it decodes, so a decompression bomb is
+/// stopped after a bounded amount of output (one step of at most kDecodeStep bytes past the
+/// limit is never produced: the check runs per step).
+class Decoder {
+public:
+    /// Output is produced and checked in steps of this many bytes.
+    static constexpr std::size_t kDecodeStep = 64 * 1024;
+
+    Decoder() = default;
+    Decoder(const Decoder&) = delete;
+    Decoder& operator=(const Decoder&) = delete;
+    virtual ~Decoder();
+
+    /// Decodes `in` into `out`. Returns kLimitExceeded when a limit is crossed, kCorrupt for
+    /// invalid input (including data after the end of the stream).
+    Status write(std::span<const std::byte> in, Sink& out);
+    /// Whether the encoded stream ended properly (a body that stops earlier is truncated).
+    [[nodiscard]] bool finished() const { return finished_; }
+    [[nodiscard]] std::uint64_t total_in() const { return total_in_; }
+    [[nodiscard]] std::uint64_t total_out() const { return total_out_; }
+
+protected:
+    /// One library call: consume from `in` (advancing it) and write at most `out.size()` bytes.
+    /// Sets `produced`, and `ended` when the stream's end was reached.
+    virtual Status step(std::span<const std::byte>& in, std::span<std::byte> out,
+                        std::size_t& produced, bool& ended) = 0;
+
+private:
+    Status check_limits();
+
+    InflateLimits limits_;
+    std::uint64_t total_in_ = 0;
+    std::uint64_t total_out_ = 0;
+    int ratio_hits_ = 0;
+    bool finished_ = false;
+
+    friend Result<std::unique_ptr<Decoder>> make_decoder(Coding, const InflateLimits&);
+};
+
+/// A decoder for `c` (gzip accepts the x-gzip alias upstream; deflate is the zlib format).
+Result<std::unique_ptr<Decoder>> make_decoder(Coding c, const InflateLimits& limits);
+
+}  // namespace mc

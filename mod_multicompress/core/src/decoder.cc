@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decoders over zlib, libbrotlidec and libzstd, with mod_deflate's inflate limits.
+#include "mc/decoder.h"
+
+#include <brotli/decode.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace mc {
+
+Decoder::~Decoder() = default;
+
+Status Decoder::write(std::span<const std::byte> in, Sink& out) {
+    while (!in.empty() || !finished_) {
+        if (finished_) return {Code::kCorrupt, "data after the end of the compressed stream"};
+        const std::span<std::byte> space = out.reserve();
+        const std::span<std::byte> step_out = space.first(std::min(space.size(), kDecodeStep));
+        const std::size_t before = in.size();
+        std::size_t produced = 0;
+        bool ended = false;
+        if (Status st = step(in, step_out, produced, ended); !st.is_ok()) {
+            out.commit(0);
+            return st;
+        }
+        total_in_ += before - in.size();
+        total_out_ += produced;
+        if (Status st = out.commit(produced); !st.is_ok()) return st;
+        finished_ = ended;
+        if (Status st = check_limits(); !st.is_ok()) return st;
+        // No progress and nothing left to feed: wait for more input.
+        if (produced == 0 && before == in.size()) break;
+        if (in.empty() && produced < step_out.size()) break;
+    }
+    return Status::ok();
+}
+
+Status Decoder::check_limits() {
+    if (limits_.max_output > 0 && total_out_ > static_cast<std::uint64_t>(limits_.max_output)) {
+        return {Code::kLimitExceeded, "inflated body is larger than the configured limit"};
+    }
+    if (limits_.ratio > 0 && total_in_ > 0) {
+        // mod_deflate check_ratio: the limit may be exceeded `burst` checks in a row.
+        if (total_out_ / total_in_ < static_cast<std::uint64_t>(limits_.ratio)) {
+            ratio_hits_ = 0;
+        } else if (++ratio_hits_ > limits_.burst) {
+            return {Code::kLimitExceeded, "inflation ratio is larger than the configured limit"};
+        }
+    }
+    return Status::ok();
+}
+
+namespace {
+
+class ZlibDecoder final : public Decoder {
+public:
+    explicit ZlibDecoder(bool gzip) : gzip_(gzip) {}
+    ~ZlibDecoder() override {
+        if (initialized_) inflateEnd(&zs_);
+    }
+    Status init() {
+        // 15 + 16: gzip framing only (RFC 1952); 15: zlib format, the "deflate" coding.
+        if (inflateInit2(&zs_, gzip_ ? 15 + 16 : 15) != Z_OK) {
+            return {Code::kOutOfMemory, "zlib: inflateInit2 failed"};
+        }
+        initialized_ = true;
+        return Status::ok();
+    }
+
+protected:
+    Status step(std::span<const std::byte>& in, std::span<std::byte> out, std::size_t& produced,
+                bool& ended) override {
+        const std::size_t take = std::min<std::size_t>(in.size(), std::numeric_limits<uInt>::max());
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+        zs_.avail_in = static_cast<uInt>(take);
+        zs_.next_out = reinterpret_cast<Bytef*>(out.data());
+        zs_.avail_out = static_cast<uInt>(out.size());
+        const int rc = inflate(&zs_, Z_NO_FLUSH);
+        produced = out.size() - zs_.avail_out;
+        in = in.subspan(take - zs_.avail_in);
+        if (rc == Z_STREAM_END) {
+            ended = true;
+            return Status::ok();
+        }
+        if (rc == Z_OK || rc == Z_BUF_ERROR) return Status::ok();
+        if (rc == Z_MEM_ERROR) return {Code::kOutOfMemory, "zlib: out of memory"};
+        return {Code::kCorrupt, "invalid gzip/deflate data"};
+    }
+
+private:
+    z_stream zs_{};
+    bool gzip_;
+    bool initialized_ = false;
+};
+
+struct BrotliDecoderDeleter {
+    void operator()(BrotliDecoderState* s) const { BrotliDecoderDestroyInstance(s); }
+};
+
+class BrotliDecoder final : public Decoder {
+public:
+    Status init() {
+        state_.reset(BrotliDecoderCreateInstance(nullptr, nullptr, nullptr));
+        if (!state_) return {Code::kOutOfMemory, "brotli: cannot create decoder"};
+        return Status::ok();
+    }
+
+protected:
+    Status step(std::span<const std::byte>& in, std::span<std::byte> out, std::size_t& produced,
+                bool& ended) override {
+        std::size_t avail_in = in.size();
+        const auto* next_in = reinterpret_cast<const std::uint8_t*>(in.data());
+        std::size_t avail_out = out.size();
+        auto* next_out = reinterpret_cast<std::uint8_t*>(out.data());
+        const BrotliDecoderResult rc = BrotliDecoderDecompressStream(
+            state_.get(), &avail_in, &next_in, &avail_out, &next_out, nullptr);
+        produced = out.size() - avail_out;
+        in = in.subspan(in.size() - avail_in);
+        if (rc == BROTLI_DECODER_RESULT_ERROR) return {Code::kCorrupt, "invalid brotli data"};
+        ended = rc == BROTLI_DECODER_RESULT_SUCCESS;
+        return Status::ok();
+    }
+
+private:
+    std::unique_ptr<BrotliDecoderState, BrotliDecoderDeleter> state_;
+};
+
+struct ZstdDCtxDeleter {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+class ZstdDecoder final : public Decoder {
+public:
+    Status init() {
+        dctx_.reset(ZSTD_createDCtx());
+        if (!dctx_) return {Code::kOutOfMemory, "zstd: cannot create decoder"};
+        // RFC 9659: HTTP zstd frames need at most an 8 MiB window; refuse bigger ones rather
+        // than allocate for them.
+        const std::size_t rc = ZSTD_DCtx_setParameter(dctx_.get(), ZSTD_d_windowLogMax, 23);
+        if (ZSTD_isError(rc)) return {Code::kLibraryError, ZSTD_getErrorName(rc)};
+        return Status::ok();
+    }
+
+protected:
+    Status step(std::span<const std::byte>& in, std::span<std::byte> out, std::size_t& produced,
+                bool& ended) override {
+        ZSTD_inBuffer input{in.data(), in.size(), 0};
+        ZSTD_outBuffer output{out.data(), out.size(), 0};
+        const std::size_t rc = ZSTD_decompressStream(dctx_.get(), &output, &input);
+        produced = output.pos;
+        in = in.subspan(input.pos);
+        if (ZSTD_isError(rc)) return {Code::kCorrupt, ZSTD_getErrorName(rc)};
+        // rc == 0: a frame is complete. One frame per body (a second one is "data after end").
+        ended = rc == 0;
+        return Status::ok();
+    }
+
+private:
+    std::unique_ptr<ZSTD_DCtx, ZstdDCtxDeleter> dctx_;
+};
+
+template <class D, class... A>
+Result<std::unique_ptr<Decoder>> build(A... args) {
+    auto d = std::make_unique<D>(args...);
+    if (Status st = d->init(); !st.is_ok()) return st;
+    return std::unique_ptr<Decoder>(std::move(d));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Decoder>> make_decoder(Coding c, const InflateLimits& limits) {
+    Result<std::unique_ptr<Decoder>> made = Status{Code::kInvalidArgument, "no decoder for identity"};
+    switch (c) {
+        case Coding::kGzip: made = build<ZlibDecoder>(true); break;
+        case Coding::kDeflate: made = build<ZlibDecoder>(false); break;
+        case Coding::kBrotli: made = build<BrotliDecoder>(); break;
+        case Coding::kZstd: made = build<ZstdDecoder>(); break;
+        case Coding::kIdentity: break;
+    }
+    if (made.is_ok()) made.value()->limits_ = limits;
+    return made;
+}
+
+}  // namespace mc

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decoding filters: request bodies (input DEFLATE) and responses (output INFLATE), with
+// mod_deflate's limits so a decompression bomb stops after a bounded amount of output.
+#include "mc_inflate.h"
+
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_filter.h>
+
+#include <memory>
+#include <optional>
+
+#include "mc/decoder.h"
+#include "mc/headers.h"
+#include "mc_bucket_sink.h"
+#include "mc_config.h"
+#include "mc_log.h"
+#include "mc_pool.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+constexpr std::size_t kChunk = 8192;
+
+// The single coding of a Content-Encoding value we can decode, if any.
+std::optional<mc::Coding> decodable(const char* content_encoding) {
+    if (content_encoding == nullptr) return std::nullopt;
+    const auto c = mc::parse_coding(mc::trim_ows(content_encoding));
+    if (!c || *c == mc::Coding::kIdentity) return std::nullopt;
+    return c;
+}
+
+mc::InflateLimits limits_for(const request_rec* r, bool request_body) {
+    const mc::Config& cfg = dir_config(r);
+    mc::InflateLimits l;
+    if (request_body) {
+        // As mod_deflate: unset means LimitRequestBody (0 there is unlimited too).
+        l.max_output = cfg.inflate_limit >= 0 ? cfg.inflate_limit
+                                              : static_cast<std::int64_t>(ap_get_limit_req_body(r));
+    }
+    l.ratio = cfg.inflate_ratio >= 0 ? cfg.inflate_ratio : mc::kDefaultInflateRatio;
+    l.burst = cfg.inflate_burst >= 0 ? cfg.inflate_burst : mc::kDefaultInflateBurst;
+    return l;
+}
+
+struct InflateCtx {
+    InflateCtx(apr_bucket_brigade* raw_bb, apr_bucket_brigade* out_bb, std::unique_ptr<mc::Decoder> d)
+        : raw(raw_bb), out(out_bb), sink(out_bb, kChunk), decoder(std::move(d)) {}
+    apr_bucket_brigade* raw;  ///< input read from below (input filter only)
+    apr_bucket_brigade* out;  ///< decoded data not yet handed on
+    BucketSink sink;
+    std::unique_ptr<mc::Decoder> decoder;
+    bool eos = false;
+    bool headers_done = false;
+};
+
+void unset_encoding_headers(apr_table_t* t) {
+    for (const char* h : {"Content-Encoding", "Content-Length", "Content-MD5", "Content-Digest",
+                          "Repr-Digest"}) {
+        apr_table_unset(t, h);
+    }
+}
+
+// Decodes one data bucket into ctx->out. APR_ENOSPC for a crossed limit (httpd maps it to 413),
+// APR_EGENERAL for corrupt data (400).
+apr_status_t decode_bucket(request_rec* r, InflateCtx* ctx, apr_bucket* e, const char* what) {
+    const char* data = nullptr;
+    apr_size_t len = 0;
+    apr_status_t rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+    if (rv != APR_SUCCESS) return rv;
+    const mc::Status st =
+        ctx->decoder->write({reinterpret_cast<const std::byte*>(data), len}, ctx->sink);
+    if (st.is_ok()) return APR_SUCCESS;
+    const bool limit = st.code() == mc::Code::kLimitExceeded;
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                  MC_LOGNO(00020) "%s: %s after %" APR_UINT64_T_FMT " bytes in, %" APR_UINT64_T_FMT
+                  " bytes out",
+                  what, st.reason(), static_cast<apr_uint64_t>(ctx->decoder->total_in()),
+                  static_cast<apr_uint64_t>(ctx->decoder->total_out()));
+    ctx->decoder.reset();
+    return limit ? APR_ENOSPC : APR_EGENERAL;
+}
+
+// ---- input: request bodies
+
+apr_status_t inflate_in(ap_filter_t* f, apr_bucket_brigade* bb, ap_input_mode_t mode,
+                        apr_read_type_e block, apr_off_t readbytes) {
+    request_rec* r = f->r;
+    auto* ctx = static_cast<InflateCtx*>(f->ctx);
+    if (mode != AP_MODE_READBYTES) return ap_get_brigade(f->next, bb, mode, block, readbytes);
+    if (ctx == nullptr) {
+        const auto coding = decodable(apr_table_get(r->headers_in, "Content-Encoding"));
+        if (!coding || r->main != nullptr) {
+            ap_remove_input_filter(f);
+            return ap_get_brigade(f->next, bb, mode, block, readbytes);
+        }
+        auto decoder = mc::make_decoder(*coding, limits_for(r, true));
+        if (!decoder.is_ok()) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00021) "cannot start decoder: %s",
+                          decoder.status().reason());
+            return APR_EGENERAL;
+        }
+        ctx = pool_new<InflateCtx>(r->pool, apr_brigade_create(r->pool, f->c->bucket_alloc),
+                                   apr_brigade_create(r->pool, f->c->bucket_alloc),
+                                   std::move(decoder).value());
+        f->ctx = ctx;
+    }
+
+    while (APR_BRIGADE_EMPTY(ctx->out) && !ctx->eos) {
+        if (ctx->decoder == nullptr) return APR_EGENERAL;  // failed before: keep failing
+        apr_status_t rv = ap_get_brigade(f->next, ctx->raw, mode, block, readbytes);
+        if (rv != APR_SUCCESS) return rv;
+        if (!ctx->headers_done) {
+            // Only now: HTTP_IN below reads Content-Length on its first call to frame the body.
+            unset_encoding_headers(r->headers_in);
+            ctx->headers_done = true;
+        }
+        if (APR_BRIGADE_EMPTY(ctx->raw)) return block == APR_NONBLOCK_READ ? APR_EAGAIN : APR_SUCCESS;
+        while (!APR_BRIGADE_EMPTY(ctx->raw)) {
+            apr_bucket* e = APR_BRIGADE_FIRST(ctx->raw);
+            if (APR_BUCKET_IS_EOS(e)) {
+                if (!ctx->decoder->finished()) {
+                    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                                  MC_LOGNO(00022) "request body: compressed data is truncated");
+                    apr_brigade_cleanup(ctx->raw);
+                    ctx->decoder.reset();
+                    return APR_EGENERAL;
+                }
+                ctx->sink.seal();
+                APR_BUCKET_REMOVE(e);
+                APR_BRIGADE_INSERT_TAIL(ctx->out, e);
+                ctx->eos = true;
+                break;
+            }
+            if (!APR_BUCKET_IS_METADATA(e)) {
+                rv = decode_bucket(r, ctx, e, "request body");
+                if (rv != APR_SUCCESS) {
+                    apr_brigade_cleanup(ctx->raw);
+                    return rv;
+                }
+            }
+            apr_bucket_delete(e);
+        }
+        ctx->sink.seal();
+        apr_brigade_cleanup(ctx->raw);
+    }
+
+    // Hand on at most `readbytes` of what is decoded.
+    apr_bucket* split = nullptr;
+    const apr_status_t rv = apr_brigade_partition(ctx->out, readbytes, &split);
+    if (rv == APR_INCOMPLETE) {
+        APR_BRIGADE_CONCAT(bb, ctx->out);
+    } else if (rv == APR_SUCCESS) {
+        apr_bucket_brigade* rest = apr_brigade_split_ex(ctx->out, split, nullptr);
+        APR_BRIGADE_CONCAT(bb, ctx->out);
+        APR_BRIGADE_CONCAT(ctx->out, rest);
+        apr_brigade_destroy(rest);
+    } else {
+        return rv;
+    }
+    return APR_SUCCESS;
+}
+
+// ---- output: compressed responses
+
+apr_status_t inflate_out(ap_filter_t* f, apr_bucket_brigade* bb) {
+    request_rec* r = f->r;
+    auto* ctx = static_cast<InflateCtx*>(f->ctx);
+    if (ctx == nullptr) {
+        if (APR_BRIGADE_EMPTY(bb)) return APR_SUCCESS;
+        const char* ce = apr_table_get(r->headers_out, "Content-Encoding");
+        if (ce == nullptr) ce = apr_table_get(r->err_headers_out, "Content-Encoding");
+        const auto coding = decodable(ce);
+        if (!coding || r->main != nullptr || r->header_only != 0 ||
+            apr_table_get(r->headers_out, "Content-Range") != nullptr) {
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        auto decoder = mc::make_decoder(*coding, limits_for(r, false));
+        if (!decoder.is_ok()) {
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        unset_encoding_headers(r->headers_out);
+        unset_encoding_headers(r->err_headers_out);
+        r->content_encoding = nullptr;
+        ctx = pool_new<InflateCtx>(r->pool, nullptr, apr_brigade_create(r->pool, f->c->bucket_alloc),
+                                   std::move(decoder).value());
+        f->ctx = ctx;
+    }
+    if (ctx->eos || ctx->decoder == nullptr) {
+        apr_brigade_cleanup(bb);
+        return ctx->eos ? APR_SUCCESS : APR_EGENERAL;
+    }
+    while (!APR_BRIGADE_EMPTY(bb)) {
+        apr_bucket* e = APR_BRIGADE_FIRST(bb);
+        if (APR_BUCKET_IS_EOS(e) || APR_BUCKET_IS_FLUSH(e) || APR_BUCKET_IS_METADATA(e)) {
+            const bool eos = APR_BUCKET_IS_EOS(e);
+            if (eos && !ctx->decoder->finished()) {
+                ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                              MC_LOGNO(00023) "response: compressed data is truncated");
+            }
+            ctx->sink.seal();
+            APR_BUCKET_REMOVE(e);
+            APR_BRIGADE_INSERT_TAIL(ctx->out, e);
+            if (eos || APR_BUCKET_IS_FLUSH(e)) {
+                ctx->eos = eos;
+                ctx->sink.reset_pending();
+                const apr_status_t rv = ap_pass_brigade(f->next, ctx->out);
+                apr_brigade_cleanup(ctx->out);
+                if (eos) {
+                    ctx->decoder.reset();
+                    apr_brigade_cleanup(bb);
+                }
+                if (rv != APR_SUCCESS || eos) return rv;
+            }
+            continue;
+        }
+        if (const apr_status_t rv = decode_bucket(r, ctx, e, "response"); rv != APR_SUCCESS) {
+            apr_brigade_cleanup(bb);
+            return APR_EGENERAL;
+        }
+        apr_bucket_delete(e);
+        if (ctx->sink.pending() >= kChunk) {
+            ctx->sink.reset_pending();
+            const apr_status_t rv = ap_pass_brigade(f->next, ctx->out);
+            apr_brigade_cleanup(ctx->out);
+            if (rv != APR_SUCCESS) return rv;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t guarded_in(ap_filter_t* f, apr_bucket_brigade* bb, ap_input_mode_t mode,
+                        apr_read_type_e block, apr_off_t readbytes) noexcept {
+    try {
+        return inflate_in(f, bb, mode, block, readbytes);
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00024) "input filter failed");
+    }
+    return APR_EGENERAL;
+}
+
+apr_status_t guarded_out(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
+    try {
+        return inflate_out(f, bb);
+    } catch (...) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00025) "INFLATE filter failed");
+    }
+    return APR_EGENERAL;
+}
+
+}  // namespace
+
+void register_inflate_filters() {
+    ap_register_input_filter("DEFLATE", guarded_in, nullptr, AP_FTYPE_CONTENT_SET);
+    // As mod_deflate: before content filters such as mod_substitute see the body.
+    ap_register_output_filter("INFLATE", guarded_out, nullptr,
+                              static_cast<ap_filter_type>(AP_FTYPE_RESOURCE - 1));
+}
+
+}  // namespace mc::httpd

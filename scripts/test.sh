@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: installs every dependency (Debian packages), builds with -Werror, runs all
+# tests (unit, fuzz corpus replay, integration against a real httpd, the benchmark's smoke run).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cd "$src"
+
+"$src/scripts/deps.sh" test
+cmake --preset debug
+cmake --build --preset debug -j"$(nproc)"
+ctest --preset debug --timeout 900
+if [ -x "$src/bench/run" ]; then
+    "$src/bench/run" --quick
+fi
