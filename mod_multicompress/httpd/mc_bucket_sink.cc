@@ -29,6 +29,14 @@ void BucketSink::seal() {
     apr_bucket* b = apr_bucket_heap_create(buf_, used_, apr_bucket_free, out_->bucket_alloc);
     APR_BRIGADE_INSERT_TAIL(out_, b);
     pending_ += used_;
+    if (copy_ != nullptr) {
+        if (copy_->size() + used_ > copy_limit_) {
+            copy_->clear();
+            copy_ = nullptr;
+        } else {
+            copy_->append(buf_, used_);
+        }
+    }
     buf_ = nullptr;
     used_ = 0;
 }

@@ -6,6 +6,7 @@
 #include <apr_buckets.h>
 
 #include <cstddef>
+#include <string>
 
 #include "mc/sink.h"
 
@@ -26,6 +27,13 @@ public:
     /// Bytes added to the brigade (sealed) since the last reset_pending().
     [[nodiscard]] std::size_t pending() const { return pending_; }
     void reset_pending() { pending_ = 0; }
+    /// Also keeps a copy of everything sealed in `copy`, until it would exceed `limit` bytes
+    /// (then the copy is dropped and copying stops). Used to fill the cache from a live response.
+    void copy_to(std::string* copy, std::size_t limit) {
+        copy_ = copy;
+        copy_limit_ = limit;
+    }
+    [[nodiscard]] bool copying() const { return copy_ != nullptr; }
 
 private:
     apr_bucket_brigade* out_;
@@ -33,6 +41,8 @@ private:
     char* buf_ = nullptr;
     std::size_t used_ = 0;
     std::size_t pending_ = 0;
+    std::string* copy_ = nullptr;
+    std::size_t copy_limit_ = 0;
 };
 
 }  // namespace mc::httpd

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "mc/config.h"
+#include "mc_cache.h"
 #include "mc_log.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -166,6 +167,34 @@ const char* set_inflate_ratio(cmd_parms* cmd, void* mconfig, const char* ratio,
     });
 }
 
+const char* set_static(cmd_parms* /*cmd*/, void* mconfig, int on) noexcept {
+    cfg_of(mconfig).static_files = on != 0 ? mc::Toggle::kOn : mc::Toggle::kOff;
+    return nullptr;
+}
+
+const char* set_cache(cmd_parms* /*cmd*/, void* mconfig, int on) noexcept {
+    cfg_of(mconfig).cache = on != 0 ? mc::Toggle::kOn : mc::Toggle::kOff;
+    if (on != 0) note_cache_wanted();
+    return nullptr;
+}
+
+const char* set_cache_max_entry(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&] {
+        return size_into(cmd, arg, 1, std::int64_t{64} << 20, cfg_of(mconfig).cache_max_entry);
+    });
+}
+
+const char* set_cache_level(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        mc::Coding c{};
+        if (mc::Status st = mc::parse_encoding(enc, c); !st.is_ok()) return fail(cmd, st, enc);
+        if (!mc::set_cache_level(cfg_of(mconfig), enc, value).is_ok()) {
+            return fail_ranged(cmd, "level", enc, mc::level_range(c), value);
+        }
+        return nullptr;
+    });
+}
+
 // ---- mod_deflate / mod_brotli compatibility: same argument, same meaning.
 
 const char* deflate_level(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
@@ -283,6 +312,16 @@ const command_rec kCommands[] = {
      "Most bytes an inflated request body may reach (0: unlimited)"},
     {"MultiCompressInflateRatio", fn(set_inflate_ratio), nullptr, kWhere, TAKE12,
      "Most output/input ratio while inflating, and how many times it may be exceeded"},
+    {"MultiCompressStatic", fn(set_static), nullptr, kWhere, FLAG,
+     "On: send a fresh FILE.zst / FILE.br / FILE.gz instead of compressing FILE"},
+    {"MultiCompressCache", fn(set_cache), nullptr, kWhere, FLAG,
+     "On: keep compressed bodies of static files in the cache store"},
+    {"MultiCompressCacheStore", fn(set_cache_store), nullptr, RSRC_CONF, TAKE1,
+     "socache provider[:args] for the cache, as SSLSessionCache (default shmcb)"},
+    {"MultiCompressCacheMaxEntry", fn(set_cache_max_entry), nullptr, kWhere, TAKE1,
+     "Largest compressed body the cache keeps (default 1M)"},
+    {"MultiCompressCacheLevel", fn(set_cache_level), nullptr, kWhere, TAKE2,
+     "Encoding and level of the stronger copy made off the request path (br 11, zstd 19, gzip 9)"},
     // mod_deflate
     {"DeflateCompressionLevel", fn(deflate_level), nullptr, kWhere, TAKE1,
      "gzip level 1-9 (as mod_deflate)"},

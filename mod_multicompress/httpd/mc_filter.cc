@@ -20,9 +20,11 @@
 #include "mc/headers.h"
 #include "mc/policy.h"
 #include "mc_bucket_sink.h"
+#include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_log.h"
 #include "mc_pool.h"
+#include "mc_response.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -47,6 +49,8 @@ struct FilterCtx {
     bool whole_body = false;  ///< hold output until EOS and set Content-Length
     bool unflushed = false;   ///< data went into the encoder since the last flush
     bool done = false;        ///< EOS seen
+    std::string cache_copy;   ///< the compressed body, for the cache (see RequestState)
+    int level = 0;
 };
 
 // ---- filter identity: which filter names offer which codings.
@@ -124,79 +128,6 @@ mc::CodingSet absorb_sibling_filters(ap_filter_t* f, mc::CodingSet own) {
     return all;
 }
 
-// ---- headers
-
-struct TokenScan {
-    const char* token;
-    bool found;
-};
-
-int scan_for_token(void* data, const char* /*key*/, const char* value) {
-    auto* scan = static_cast<TokenScan*>(data);
-    if (mc::list_has_token(value, scan->token)) {
-        scan->found = true;
-        return 0;  // stop
-    }
-    return 1;
-}
-
-bool tables_have_token(const request_rec* r, const char* header, const char* token) {
-    TokenScan scan{token, false};
-    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
-    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
-    return scan.found;
-}
-
-// Vary: Accept-Encoding, merged into what is there, never twice.
-void merge_vary(request_rec* r) {
-    if (!tables_have_token(r, "Vary", "Accept-Encoding")) {
-        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
-    }
-}
-
-// Every place httpd keeps a response's content coding, joined.
-std::string content_encoding_of(const request_rec* r) {
-    std::string all;
-    for (const char* v : {apr_table_get(r->headers_out, "Content-Encoding"),
-                          apr_table_get(r->err_headers_out, "Content-Encoding"),
-                          r->content_encoding}) {
-        if (v == nullptr) continue;
-        if (!all.empty()) all += ", ";
-        all += v;
-    }
-    return all;
-}
-
-void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
-    const char* etag = apr_table_get(r->headers_out, "ETag");
-    if (etag == nullptr) return;
-    if (mode == mc::ETagMode::kRemove) {
-        apr_table_unset(r->headers_out, "ETag");
-        return;
-    }
-    const std::string altered = mc::alter_etag(etag, coding, mode);
-    apr_table_set(r->headers_out, "ETag", altered.c_str());
-}
-
-void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
-    const std::string_view token = mc::coding_token(coding);
-    const char* value = apr_pstrmemdup(r->pool, token.data(), token.size());
-    apr_table_unset(r->err_headers_out, "Content-Encoding");
-    apr_table_setn(r->headers_out, "Content-Encoding", value);
-    r->content_encoding = value;  // ap_http_header_filter copies it into the header
-    for (const char* h : {"Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
-        apr_table_unset(r->headers_out, h);
-        apr_table_unset(r->err_headers_out, h);
-    }
-    alter_etag(r, coding, cfg.etag_value());
-}
-
-// ---- the decision
-
-bool env_set(const request_rec* r, const char* name) {
-    return apr_table_get(r->subprocess_env, name) != nullptr;
-}
-
 // Length of the body if the brigade holds all of it (EOS present, every length known), else -1.
 apr_off_t whole_body_length(apr_bucket_brigade* bb) {
     if (!APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))) return -1;
@@ -209,59 +140,9 @@ apr_off_t whole_body_length(apr_bucket_brigade* bb) {
     return len;
 }
 
-mc::ResponseView view_of(const request_rec* r, const std::string& content_encoding,
-                         apr_off_t whole_length) {
-    mc::ResponseView v;
-    v.status = r->status;
-    v.header_only = r->header_only != 0;
-    v.content_encoding = content_encoding;
-    v.content_type = r->content_type != nullptr ? r->content_type : "";
-    v.has_content_range = apr_table_get(r->headers_out, "Content-Range") != nullptr ||
-                          apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
-    v.request_has_range = apr_table_get(r->headers_in, "Range") != nullptr;
-    const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
-    const char* scc = apr_table_get(r->headers_out, "Cache-Control");
-    if (scc == nullptr) scc = apr_table_get(r->err_headers_out, "Cache-Control");
-    v.request_cache_control = rcc != nullptr ? rcc : "";
-    v.response_cache_control = scc != nullptr ? scc : "";
-    v.body_length = whole_length;
-    if (v.body_length < 0) {
-        if (const char* cl = apr_table_get(r->headers_out, "Content-Length")) {
-            apr_off_t n = 0;
-            if (apr_strtoff(&n, cl, nullptr, 10) == APR_SUCCESS && n >= 0) v.body_length = n;
-        }
-    }
-    const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
-    v.accept_encoding_present = ae != nullptr;
-    v.accept_encoding = ae != nullptr ? ae : "";
-    v.env_no_gzip = env_set(r, "no-gzip");
-    v.env_no_brotli = env_set(r, "no-brotli");
-    v.env_no_zstd = env_set(r, "no-zstd");
-    v.env_no_multicompress = env_set(r, "no-multicompress");
-    v.env_gzip_only_text_html = env_set(r, "gzip-only-text/html");
-    v.env_force_gzip = env_set(r, "force-gzip");
-    return v;
-}
-
 apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
     ap_remove_output_filter(f);
     return ap_pass_brigade(f->next, bb);
-}
-
-// Per-request state kept in r->request_config.
-struct RequestState {
-    mc::CodingSet codings;           ///< our filters on the response, as seen at insert_filter
-    bool not_modified_done = false;  ///< the 304's Vary and ETag are set
-};
-
-RequestState* request_state(request_rec* r, bool create) {
-    auto* st = static_cast<RequestState*>(
-        ap_get_module_config(r->request_config, &multicompress_module));
-    if (st == nullptr && create) {
-        st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
-        ap_set_module_config(r->request_config, &multicompress_module, st);
-    }
-    return st;
 }
 
 // A 304 carries the Vary and ETag that the 200 would (RFC 9110 §15.4.5): decide as if it were
@@ -303,6 +184,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     const mc::Decision d = mc::decide(view, cfg, codings);
     if (d.vary) merge_vary(r);
     if (d.coding == mc::Coding::kIdentity) {
+        set_source(r, cfg, "identity");
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not compressing (%s)", d.reason);
         return nullptr;
     }
@@ -324,6 +206,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         return nullptr;
     }
     set_compressed_headers(r, d.coding, cfg);
+    set_source(r, cfg, "live");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "compressing with %s (%s)",
                   mc::coding_token(d.coding).data(), d.reason);
 
@@ -331,6 +214,11 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     auto* ctx = pool_new<FilterCtx>(r->pool, out, static_cast<std::size_t>(cfg.buffer_size_value()),
                                     std::move(encoder).value());
     ctx->whole_body = whole >= 0 && whole <= kWholeBodyLimit;
+    ctx->level = params.level;
+    if (const RequestState* st = request_state(r, false);
+        st != nullptr && st->cache_key != nullptr && st->cache_coding == d.coding) {
+        ctx->sink.copy_to(&ctx->cache_copy, static_cast<std::size_t>(cfg.cache_max_entry_value()));
+    }
     return ctx;
 }
 
@@ -390,6 +278,12 @@ apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     ctx->encoder.reset();  // free the library state now, not at the end of the request
     ctx->done = true;
     ctx->sink.seal();
+    if (ctx->sink.copying()) {
+        const RequestState* st = request_state(r, false);
+        cache_store(r, st->cache_key, st->cache_coding, ctx->level, ctx->cache_copy);
+        ctx->cache_copy.clear();
+        ctx->cache_copy.shrink_to_fit();
+    }
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
     return pass_out(f, ctx);

@@ -5,10 +5,12 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
+#include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_filter.h"
 #include "mc_hooks.h"
 #include "mc_inflate.h"
+#include "mc_static.h"
 
 namespace {
 
@@ -19,6 +21,12 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     ap_hook_fixups(mc::httpd::strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
     ap_hook_insert_filter(mc::httpd::remember_filters, nullptr, nullptr, APR_HOOK_REALLY_LAST);
     ap_hook_insert_error_filter(mc::httpd::reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // Before the default handler (REALLY_LAST): a fresh sidecar replaces compressing the file.
+    ap_hook_handler(mc::httpd::serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
+    ap_hook_pre_config(mc::httpd::cache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // After the socache providers' modules have set themselves up.
+    ap_hook_post_config(mc::httpd::cache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(mc::httpd::cache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_check_config(mc::httpd::refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
 }
 
@@ -30,8 +38,8 @@ __attribute__((visibility("default"))) module AP_MODULE_DECLARE_DATA multicompre
     STANDARD20_MODULE_STUFF,
     mc::httpd::create_dir_config,
     mc::httpd::merge_dir_config,
-    nullptr,  // server config: everything is per directory
-    nullptr,
+    mc::httpd::create_server_config,  // the cache store
+    mc::httpd::merge_server_config,
     mc::httpd::kCommands,
     register_hooks,
     AP_MODULE_FLAG_NONE,

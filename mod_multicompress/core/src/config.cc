@@ -40,6 +40,18 @@ int Config::window_for(Coding c) const {
     return 0;
 }
 
+int Config::cache_level_for(Coding c) const {
+    if (cache_level[index(c)] >= 0) return cache_level[index(c)];
+    switch (c) {
+        case Coding::kBrotli: return 11;
+        case Coding::kZstd: return 19;
+        case Coding::kGzip:
+        case Coding::kDeflate: return 9;
+        case Coding::kIdentity: break;
+    }
+    return 0;
+}
+
 EncoderParams Config::params_for(Coding c, std::int64_t size_hint) const {
     EncoderParams p;
     p.coding = c;
@@ -73,6 +85,12 @@ Config merge(const Config& base, const Config& add) {
     out.inflate_limit = pick<std::int64_t>(base.inflate_limit, add.inflate_limit, -1);
     out.inflate_ratio = pick<std::int32_t>(base.inflate_ratio, add.inflate_ratio, -1);
     out.inflate_burst = pick<std::int32_t>(base.inflate_burst, add.inflate_burst, -1);
+    out.static_files = pick(base.static_files, add.static_files, Toggle::kUnset);
+    out.cache = pick(base.cache, add.cache, Toggle::kUnset);
+    out.cache_max_entry = pick<std::int64_t>(base.cache_max_entry, add.cache_max_entry, -1);
+    for (std::size_t i = 0; i < kCodingCount; ++i) {
+        out.cache_level[i] = pick<std::int16_t>(base.cache_level[i], add.cache_level[i], -1);
+    }
     return out;
 }
 
@@ -149,6 +167,21 @@ Status set_window(Config& cfg, std::string_view enc, std::string_view value) {
     return set_ranged(cfg.window, &window_range, enc, value);
 }
 
+Status set_cache_level(Config& cfg, std::string_view enc, std::string_view value) {
+    return set_ranged(cfg.cache_level, &level_range, enc, value);
+}
+
+Status parse_toggle(std::string_view s, Toggle& out) {
+    if (iequals(s, "On")) {
+        out = Toggle::kOn;
+    } else if (iequals(s, "Off")) {
+        out = Toggle::kOff;
+    } else {
+        return {Code::kInvalidArgument, "expects On or Off"};
+    }
+    return Status::ok();
+}
+
 Status parse_etag_mode(std::string_view s, ETagMode& out) {
     if (iequals(s, "AddSuffix")) {
         out = ETagMode::kAddSuffix;
@@ -171,8 +204,10 @@ Status parse_note_kind(std::string_view s, NoteKind& out) {
         out = NoteKind::kOutput;
     } else if (iequals(s, "encoding")) {
         out = NoteKind::kEncoding;
+    } else if (iequals(s, "source")) {
+        out = NoteKind::kSource;
     } else {
-        return {Code::kInvalidArgument, "expects ratio, input, output or encoding"};
+        return {Code::kInvalidArgument, "expects ratio, input, output, encoding or source"};
     }
     return Status::ok();
 }

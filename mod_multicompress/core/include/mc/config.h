@@ -19,8 +19,8 @@ enum class NoTransformMode : std::uint8_t { kUnset, kHonor, kIgnore };
 enum class Toggle : std::uint8_t { kUnset, kOff, kOn };
 
 /// What a request note records (MultiCompressNote, DeflateFilterNote, BrotliFilterNote).
-enum class NoteKind : std::uint8_t { kRatio, kInput, kOutput, kEncoding };
-inline constexpr std::size_t kNoteKinds = 4;
+enum class NoteKind : std::uint8_t { kRatio, kInput, kOutput, kEncoding, kSource };
+inline constexpr std::size_t kNoteKinds = 5;
 
 inline constexpr std::int64_t kDefaultMinLength = 256;
 inline constexpr std::int64_t kDefaultBufferSize = 8192;
@@ -28,6 +28,7 @@ inline constexpr std::int64_t kMinBufferSize = 1024;
 inline constexpr std::int64_t kMaxBufferSize = 16 * 1024 * 1024;
 inline constexpr int kDefaultInflateRatio = 200;  // as mod_deflate
 inline constexpr int kDefaultInflateBurst = 3;
+inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
 /// "not said here" from "said here": a section inherits what it does not set (SPEC.md).
@@ -47,6 +48,10 @@ struct Config {
     std::int64_t inflate_limit = -1;  ///< 0: unlimited
     std::int32_t inflate_ratio = -1;
     std::int32_t inflate_burst = -1;
+    Toggle static_files = Toggle::kUnset;  ///< MultiCompressStatic
+    Toggle cache = Toggle::kUnset;         ///< MultiCompressCache
+    std::int64_t cache_max_entry = -1;
+    std::array<std::int16_t, kCodingCount> cache_level{-1, -1, -1, -1, -1};
 
     // Effective values (defaults filled in).
     [[nodiscard]] std::span<const Coding> encodings() const;
@@ -64,6 +69,13 @@ struct Config {
     }
     [[nodiscard]] bool honor_no_transform() const { return no_transform != NoTransformMode::kIgnore; }
     [[nodiscard]] const char* note(NoteKind k) const { return notes[static_cast<std::size_t>(k)]; }
+    [[nodiscard]] bool static_on() const { return static_files == Toggle::kOn; }
+    [[nodiscard]] bool cache_on() const { return cache == Toggle::kOn; }
+    [[nodiscard]] std::int64_t cache_max_entry_value() const {
+        return cache_max_entry < 0 ? kDefaultCacheMaxEntry : cache_max_entry;
+    }
+    /// MultiCompressCacheLevel; defaults br 11, zstd 19, gzip (and deflate) 9.
+    [[nodiscard]] int cache_level_for(Coding c) const;
 
     /// Encoder parameters for `c` from this configuration (before mc::tune).
     [[nodiscard]] EncoderParams params_for(Coding c, std::int64_t size_hint) const;
@@ -90,7 +102,11 @@ Status set_level(Config& cfg, std::string_view enc, std::string_view value);
 Status set_window(Config& cfg, std::string_view enc, std::string_view value);
 /// AddSuffix | NoChange | Remove (case-insensitive).
 Status parse_etag_mode(std::string_view s, ETagMode& out);
-/// ratio | input | output | encoding.
+/// MultiCompressCacheLevel ENC N.
+Status set_cache_level(Config& cfg, std::string_view enc, std::string_view value);
+/// On | Off (case-insensitive).
+Status parse_toggle(std::string_view s, Toggle& out);
+/// ratio | input | output | encoding | source.
 Status parse_note_kind(std::string_view s, NoteKind& out);
 
 }  // namespace mc

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compressed-response cache over httpd's socache providers, and its upgrade worker.
+#include "mc_cache.h"
+
+#include <ap_provider.h>
+#include <ap_socache.h>
+#include <apr_sha1.h>
+#include <apr_strings.h>
+#include <http_log.h>
+#include <http_core.h>
+#include <util_mutex.h>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <new>
+#include <thread>
+
+#include "mc/encoder.h"
+#include "mc_config.h"
+#include "mc_log.h"
+#include "mc_pool.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+constexpr const char* kMutexType = "mc-cache";
+constexpr const char* kDefaultStore = "shmcb";
+constexpr apr_size_t kDefaultShmSize = 32 * 1024 * 1024;
+// Entries are keyed by the file's identity, so they never go stale; the expiry only lets a
+// store drop what nobody asked for in a long time.
+constexpr apr_time_t kExpiry = apr_time_from_sec(30 * 24 * 3600);
+constexpr char kMagic[3] = {'M', 'C', '1'};
+constexpr std::size_t kHeader = sizeof kMagic + 2;  // magic, level, coding
+constexpr std::size_t kFirstTry = 64 * 1024;
+
+struct ServerConf {
+    const char* spec = nullptr;  ///< MultiCompressCacheStore as written
+    const ap_socache_provider_t* provider = nullptr;
+    ap_socache_instance_t* instance = nullptr;
+    apr_global_mutex_t* mutex = nullptr;  ///< for providers that are not multi-process safe
+};
+
+// Written while the configuration is read (single-threaded), read-only afterwards.
+bool g_cache_wanted = false;
+// One per child process, set in child_init before any request thread runs.
+class Upgrader;
+Upgrader* g_upgrader = nullptr;
+// "The store is down" is logged once per child, not once per request.
+std::atomic<bool> g_store_error_logged{false};
+
+ServerConf* server_conf(const server_rec* s) {
+    return static_cast<ServerConf*>(ap_get_module_config(s->module_config, &multicompress_module));
+}
+
+void log_store_error_once(server_rec* s, apr_status_t rv, const char* what) {
+    if (g_store_error_logged.exchange(true)) return;
+    ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                 MC_LOGNO(00040) "compressed-response cache: %s failed; compressing on the fly "
+                 "(logged once per process)", what);
+}
+
+// Holds the store's global mutex for providers that need one.
+class StoreLock {
+public:
+    explicit StoreLock(const ServerConf& sc) : m_(sc.mutex) {
+        if (m_ != nullptr && apr_global_mutex_lock(m_) != APR_SUCCESS) m_ = nullptr;
+    }
+    ~StoreLock() {
+        if (m_ != nullptr) apr_global_mutex_unlock(m_);
+    }
+    StoreLock(const StoreLock&) = delete;
+    StoreLock& operator=(const StoreLock&) = delete;
+
+private:
+    apr_global_mutex_t* m_;
+};
+
+bool store_entry(server_rec* s, const ServerConf& sc, const std::string& key, mc::Coding coding,
+                 int level, std::string_view body, apr_pool_t* pool) {
+    std::string value;
+    value.reserve(kHeader + body.size());
+    value.append(kMagic, sizeof kMagic);
+    value.push_back(static_cast<char>(level));
+    value.push_back(static_cast<char>(mc::index(coding)));
+    value.append(body);
+    apr_status_t rv;
+    {
+        StoreLock lock(sc);
+        rv = sc.provider->store(sc.instance, s, reinterpret_cast<const unsigned char*>(key.data()),
+                                static_cast<unsigned int>(key.size()), apr_time_now() + kExpiry,
+                                reinterpret_cast<unsigned char*>(value.data()),
+                                static_cast<unsigned int>(value.size()), pool);
+    }
+    if (rv != APR_SUCCESS) {
+        log_store_error_once(s, rv, "storing an entry");
+        return false;
+    }
+    return true;
+}
+
+// ---- the upgrade worker: makes the strong copy off the request path.
+
+struct UpgradeJob {
+    std::string path;
+    std::string key;
+    mc::Coding coding = mc::Coding::kGzip;
+    int level = 0;
+    std::int64_t max_entry = 0;
+    apr_off_t size = 0;
+    apr_time_t mtime = 0;
+    apr_ino_t inode = 0;
+    server_rec* server = nullptr;
+};
+
+class Upgrader {
+public:
+    static constexpr std::size_t kMaxQueue = 64;
+
+    Upgrader() : thread_([this] { loop(); }) {}
+    ~Upgrader() {
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+    Upgrader(const Upgrader&) = delete;
+    Upgrader& operator=(const Upgrader&) = delete;
+
+    void submit(UpgradeJob job) {
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            if (queue_.size() >= kMaxQueue) return;  // busy: a later request asks again
+            for (const UpgradeJob& queued : queue_) {
+                if (queued.key == job.key) return;
+            }
+            queue_.push_back(std::move(job));
+        }
+        cv_.notify_one();
+    }
+
+private:
+    void loop() noexcept {
+        apr_pool_t* pool = nullptr;
+        if (apr_pool_create(&pool, nullptr) != APR_SUCCESS) return;
+        for (;;) {
+            UpgradeJob job;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+                if (stop_) break;
+                job = std::move(queue_.front());
+                queue_.pop_front();
+            }
+            try {
+                run(job, pool);
+            } catch (...) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, job.server, MC_LOGNO(00041) "cache upgrade failed");
+            }
+            apr_pool_clear(pool);
+        }
+        apr_pool_destroy(pool);
+    }
+
+    static void run(const UpgradeJob& job, apr_pool_t* pool) {
+        // The file must still be the one the key names; an edited file gets a new key anyway.
+        struct stat st {};
+        if (::stat(job.path.c_str(), &st) != 0 || st.st_size != job.size ||
+            static_cast<apr_ino_t>(st.st_ino) != job.inode ||
+            apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000 != job.mtime) {
+            return;
+        }
+        std::ifstream in(job.path, std::ios::binary);
+        std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (static_cast<apr_off_t>(body.size()) != job.size) return;
+        mc::EncoderParams p;
+        p.coding = job.coding;
+        p.level = job.level;
+        mc::StringSink sink(64 * 1024);
+        const auto done = mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink);
+        if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
+        const ServerConf* sc = server_conf(job.server);
+        if (sc == nullptr || sc->instance == nullptr) return;
+        store_entry(job.server, *sc, job.key, job.coding, job.level, sink.data(), pool);
+        ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server, "cache: %s upgraded to %s level %d",
+                     job.path.c_str(), mc::coding_token(job.coding).data(), job.level);
+    }
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<UpgradeJob> queue_;
+    bool stop_ = false;
+    std::thread thread_;  // last: starts after the members it uses
+};
+
+apr_status_t destroy_instance(void* data) noexcept {
+    auto* sc = static_cast<ServerConf*>(data);
+    if (sc->instance != nullptr) sc->provider->destroy(sc->instance, nullptr);
+    sc->instance = nullptr;
+    return APR_SUCCESS;
+}
+
+const char* create_store(ServerConf* sc, const char* spec, apr_pool_t* ptemp, apr_pool_t* p) {
+    const char* colon = std::strchr(spec, ':');
+    const char* name = colon != nullptr ? apr_pstrmemdup(ptemp, spec, static_cast<apr_size_t>(colon - spec))
+                                        : spec;
+    const char* args = colon != nullptr ? colon + 1 : nullptr;
+    sc->provider = static_cast<const ap_socache_provider_t*>(
+        ap_lookup_provider(AP_SOCACHE_PROVIDER_GROUP, name, AP_SOCACHE_PROVIDER_VERSION));
+    if (sc->provider == nullptr) {
+        return apr_psprintf(p, "unknown socache provider '%s' (load mod_socache_%s)", name, name);
+    }
+    if (args == nullptr && std::strcmp(name, "shmcb") == 0) {
+        // shmcb's own default (512 KB) cannot hold 1 MiB entries.
+        args = apr_psprintf(p, "%s(%" APR_SIZE_T_FMT ")", ap_runtime_dir_relative(p, "mc_cache"),
+                            kDefaultShmSize);
+    }
+    if (const char* err = sc->provider->create(&sc->instance, args, ptemp, p)) {
+        return apr_psprintf(p, "'%s': %s", spec, err);
+    }
+    sc->spec = spec;
+    return nullptr;
+}
+
+}  // namespace
+
+void* create_server_config(apr_pool_t* p, server_rec* /*s*/) noexcept {
+    return new (apr_pcalloc(p, sizeof(ServerConf))) ServerConf();
+}
+
+void* merge_server_config(apr_pool_t* p, void* base_v, void* add_v) noexcept {
+    const auto* base = static_cast<const ServerConf*>(base_v);
+    const auto* add = static_cast<const ServerConf*>(add_v);
+    return new (apr_pcalloc(p, sizeof(ServerConf))) ServerConf(add->provider != nullptr ? *add : *base);
+}
+
+void note_cache_wanted() { g_cache_wanted = true; }
+
+const char* set_cache_store(cmd_parms* cmd, void* /*mconfig*/, const char* arg) noexcept {
+    try {
+        if (const char* err = create_store(server_conf(cmd->server), arg, cmd->temp_pool, cmd->pool)) {
+            return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+        }
+        g_cache_wanted = true;
+        return nullptr;
+    } catch (...) {
+        return "MultiCompressCacheStore: internal error";
+    }
+}
+
+int cache_pre_config(apr_pool_t* pconf, apr_pool_t* /*plog*/, apr_pool_t* /*ptemp*/) noexcept {
+    g_cache_wanted = false;
+    ap_mutex_register(pconf, kMutexType, nullptr, APR_LOCK_DEFAULT, 0);
+    return OK;
+}
+
+int cache_post_config(apr_pool_t* pconf, apr_pool_t* /*plog*/, apr_pool_t* ptemp,
+                      server_rec* s) noexcept {
+    try {
+        if (!g_cache_wanted || ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+            return OK;
+        }
+        ServerConf* main_sc = server_conf(s);
+        if (main_sc->provider == nullptr) {
+            if (const char* err = create_store(main_sc, kDefaultStore, ptemp, pconf)) {
+                ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, MC_LOGNO(00042) "cache store: %s", err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+        ap_socache_hints hints{};
+        hints.avg_id_len = 40;
+        hints.avg_obj_size = 32 * 1024;
+        hints.expiry_interval = apr_time_from_sec(3600);
+        for (server_rec* vs = s; vs != nullptr; vs = vs->next) {
+            ServerConf* sc = server_conf(vs);
+            if (sc->provider == nullptr) *sc = *main_sc;  // vhosts without a store use the main one
+            if (sc != main_sc && sc->instance == main_sc->instance) {
+                sc->mutex = main_sc->mutex;
+                continue;
+            }
+            if (apr_status_t rv = sc->provider->init(sc->instance, "mc-cache", &hints, vs, pconf);
+                rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_EMERG, rv, vs,
+                             MC_LOGNO(00043) "cannot initialise the cache store '%s'", sc->spec);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            apr_pool_cleanup_register(pconf, sc, destroy_instance, apr_pool_cleanup_null);
+            if ((sc->provider->flags & AP_SOCACHE_FLAG_NOTMPSAFE) != 0) {
+                if (apr_status_t rv = ap_global_mutex_create(&sc->mutex, nullptr, kMutexType,
+                                                             nullptr, vs, pconf, 0);
+                    rv != APR_SUCCESS) {
+                    return HTTP_INTERNAL_SERVER_ERROR;
+                }
+            }
+        }
+    } catch (...) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
+void cache_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
+    try {
+        if (!g_cache_wanted) return;
+        for (server_rec* vs = s; vs != nullptr; vs = vs->next) {
+            ServerConf* sc = server_conf(vs);
+            if (sc->mutex != nullptr) {
+                apr_global_mutex_child_init(&sc->mutex, apr_global_mutex_lockfile(sc->mutex), pchild);
+            }
+        }
+        g_upgrader = pool_new<Upgrader>(pchild);
+    } catch (...) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, MC_LOGNO(00044) "cache: cannot start the upgrade worker");
+    }
+}
+
+std::string cache_key(const request_rec* r, mc::Coding coding) {
+    const char* identity = apr_psprintf(
+        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s", r->filename, r->finfo.size,
+        r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
+        static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data());
+    unsigned char digest[APR_SHA1_DIGESTSIZE];
+    apr_sha1_ctx_t sha;
+    apr_sha1_init(&sha);
+    apr_sha1_update(&sha, identity, static_cast<unsigned int>(std::strlen(identity)));
+    apr_sha1_final(digest, &sha);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string key = "mc1-";
+    for (unsigned char b : digest) {
+        key += kHex[b >> 4];
+        key += kHex[b & 15];
+    }
+    return key;
+}
+
+bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
+    const ServerConf* sc = server_conf(r->server);
+    if (sc == nullptr || sc->instance == nullptr) return false;
+    const std::int64_t max_entry = dir_config(r).cache_max_entry_value();
+    for (apr_size_t cap : {kFirstTry, static_cast<apr_size_t>(max_entry) + kHeader}) {
+        auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
+        unsigned int len = static_cast<unsigned int>(cap);
+        apr_status_t rv;
+        {
+            StoreLock lock(*sc);
+            rv = sc->provider->retrieve(sc->instance, r->server,
+                                        reinterpret_cast<const unsigned char*>(key.data()),
+                                        static_cast<unsigned int>(key.size()), buf, &len, r->pool);
+        }
+        if (rv == APR_ENOSPC && cap == kFirstTry && static_cast<std::int64_t>(cap) < max_entry) continue;
+        if (APR_STATUS_IS_NOTFOUND(rv) || rv == APR_ENOSPC) return false;
+        if (rv != APR_SUCCESS) {
+            log_store_error_once(r->server, rv, "a lookup");
+            return false;
+        }
+        if (len < kHeader || std::memcmp(buf, kMagic, sizeof kMagic) != 0 ||
+            buf[sizeof kMagic + 1] != mc::index(coding)) {
+            return false;
+        }
+        out.level = buf[sizeof kMagic];
+        out.data = reinterpret_cast<const char*>(buf + kHeader);
+        out.size = len - kHeader;
+        return true;
+    }
+    return false;
+}
+
+void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,
+                 std::string_view body) {
+    const ServerConf* sc = server_conf(r->server);
+    if (sc == nullptr || sc->instance == nullptr) return;
+    if (store_entry(r->server, *sc, key, coding, level, body, r->pool)) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%zu bytes)",
+                      mc::coding_token(coding).data(), level, body.size());
+    }
+    if (level < dir_config(r).cache_level_for(coding)) cache_request_upgrade(r, key, coding);
+}
+
+void cache_request_upgrade(request_rec* r, const std::string& key, mc::Coding coding) {
+    if (g_upgrader == nullptr) return;
+    const mc::Config& cfg = dir_config(r);
+    UpgradeJob job;
+    job.path = r->filename;
+    job.key = key;
+    job.coding = coding;
+    job.level = cfg.cache_level_for(coding);
+    job.max_entry = cfg.cache_max_entry_value();
+    job.size = r->finfo.size;
+    job.mtime = r->finfo.mtime;
+    job.inode = r->finfo.inode;
+    job.server = r->server;
+    g_upgrader->submit(std::move(job));
+}
+
+}  // namespace mc::httpd

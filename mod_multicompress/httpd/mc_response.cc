@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// Response header helpers shared by the filters and the static handler.
+#include "mc_response.h"
+
+#include <apr_strings.h>
+#include <http_config.h>
+
+#include <new>
+
+#include "mc/headers.h"
+#include "mc_config.h"
+
+namespace mc::httpd {
+namespace {
+
+struct TokenScan {
+    const char* token;
+    bool found;
+};
+
+int scan_for_token(void* data, const char* /*key*/, const char* value) {
+    auto* scan = static_cast<TokenScan*>(data);
+    if (mc::list_has_token(value, scan->token)) {
+        scan->found = true;
+        return 0;  // stop
+    }
+    return 1;
+}
+
+bool tables_have_token(const request_rec* r, const char* header, const char* token) {
+    TokenScan scan{token, false};
+    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
+    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
+    return scan.found;
+}
+
+bool env_set(const request_rec* r, const char* name) {
+    return apr_table_get(r->subprocess_env, name) != nullptr;
+}
+
+}  // namespace
+
+// Vary: Accept-Encoding, merged into what is there, never twice.
+void merge_vary(request_rec* r) {
+    if (!tables_have_token(r, "Vary", "Accept-Encoding")) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    }
+}
+
+// Every place httpd keeps a response's content coding, joined.
+std::string content_encoding_of(const request_rec* r) {
+    std::string all;
+    for (const char* v : {apr_table_get(r->headers_out, "Content-Encoding"),
+                          apr_table_get(r->err_headers_out, "Content-Encoding"),
+                          r->content_encoding}) {
+        if (v == nullptr) continue;
+        if (!all.empty()) all += ", ";
+        all += v;
+    }
+    return all;
+}
+
+void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
+    const char* etag = apr_table_get(r->headers_out, "ETag");
+    if (etag == nullptr) return;
+    if (mode == mc::ETagMode::kRemove) {
+        apr_table_unset(r->headers_out, "ETag");
+        return;
+    }
+    const std::string altered = mc::alter_etag(etag, coding, mode);
+    apr_table_set(r->headers_out, "ETag", altered.c_str());
+}
+
+void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
+    const std::string_view token = mc::coding_token(coding);
+    const char* value = apr_pstrmemdup(r->pool, token.data(), token.size());
+    apr_table_unset(r->err_headers_out, "Content-Encoding");
+    apr_table_setn(r->headers_out, "Content-Encoding", value);
+    r->content_encoding = value;  // ap_http_header_filter copies it into the header
+    for (const char* h : {"Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
+        apr_table_unset(r->headers_out, h);
+        apr_table_unset(r->err_headers_out, h);
+    }
+    alter_etag(r, coding, cfg.etag_value());
+}
+
+mc::ResponseView view_of(const request_rec* r, const std::string& content_encoding,
+                         apr_off_t whole_length) {
+    mc::ResponseView v;
+    v.status = r->status;
+    v.header_only = r->header_only != 0;
+    v.content_encoding = content_encoding;
+    v.content_type = r->content_type != nullptr ? r->content_type : "";
+    v.has_content_range = apr_table_get(r->headers_out, "Content-Range") != nullptr ||
+                          apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
+    v.request_has_range = apr_table_get(r->headers_in, "Range") != nullptr;
+    const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
+    const char* scc = apr_table_get(r->headers_out, "Cache-Control");
+    if (scc == nullptr) scc = apr_table_get(r->err_headers_out, "Cache-Control");
+    v.request_cache_control = rcc != nullptr ? rcc : "";
+    v.response_cache_control = scc != nullptr ? scc : "";
+    v.body_length = whole_length;
+    if (v.body_length < 0) {
+        if (const char* cl = apr_table_get(r->headers_out, "Content-Length")) {
+            apr_off_t n = 0;
+            if (apr_strtoff(&n, cl, nullptr, 10) == APR_SUCCESS && n >= 0) v.body_length = n;
+        }
+    }
+    const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
+    v.accept_encoding_present = ae != nullptr;
+    v.accept_encoding = ae != nullptr ? ae : "";
+    v.env_no_gzip = env_set(r, "no-gzip");
+    v.env_no_brotli = env_set(r, "no-brotli");
+    v.env_no_zstd = env_set(r, "no-zstd");
+    v.env_no_multicompress = env_set(r, "no-multicompress");
+    v.env_gzip_only_text_html = env_set(r, "gzip-only-text/html");
+    v.env_force_gzip = env_set(r, "force-gzip");
+    return v;
+}
+
+RequestState* request_state(request_rec* r, bool create) {
+    auto* st = static_cast<RequestState*>(
+        ap_get_module_config(r->request_config, &multicompress_module));
+    if (st == nullptr && create) {
+        st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
+        ap_set_module_config(r->request_config, &multicompress_module, st);
+    }
+    return st;
+}
+
+
+void set_source(request_rec* r, const mc::Config& cfg, const char* source) {
+    apr_table_setn(r->subprocess_env, "MULTICOMPRESS_SOURCE", source);
+    if (const char* n = cfg.note(mc::NoteKind::kSource)) apr_table_setn(r->notes, n, source);
+}
+
+}  // namespace mc::httpd

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// MultiCompressStatic: serving a fresh precompressed sidecar (FILE.zst, FILE.br, FILE.gz).
+#pragma once
+
+#include <httpd.h>
+
+namespace mc::httpd {
+
+/// handler hook: for a static file that the default handler would serve and our filters would
+/// compress, sends the sidecar of the negotiated encoding when it is fresh; else DECLINED (the
+/// default handler serves the file and the filter compresses it on the fly).
+int serve_precompressed(request_rec* r) noexcept;
+
+}  // namespace mc::httpd

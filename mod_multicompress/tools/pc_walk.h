@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// multicompress-precompress: finding the files to compress under each root.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mc::precompress {
+
+/// What a walk saw, for the summary.
+struct WalkStats {
+    std::uint64_t files = 0;          ///< regular files (and symlinks to them) seen
+    std::uint64_t dirs = 0;           ///< directories read
+    std::uint64_t skipped_links = 0;  ///< symlinks to directories, not followed
+    std::uint64_t errors = 0;         ///< directories or entries that could not be read
+};
+
+/// Checks a root given on the command line: it must exist and be a readable directory (a symlink
+/// to one is fine: the user named it) or a regular file. Returns an error message, or "" if usable.
+std::string check_root(const std::filesystem::path& root);
+
+/// Walks `root` depth first in name order, without following symlinks to directories, and appends
+/// each regular file (or symlink to one) whose name has_selected_type() to `out`. A root that is
+/// a file is taken as it is, whatever its type. Unreadable directories are reported through
+/// `on_error(message)` and counted; the walk goes on.
+void walk_tree(const std::filesystem::path& root, std::span<const std::string> types,
+               std::vector<std::filesystem::path>& out, WalkStats& stats,
+               const std::function<void(const std::string&)>& on_error);
+
+}  // namespace mc::precompress
