@@ -379,7 +379,7 @@ void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int 
     const ServerConf* sc = server_conf(r->server);
     if (sc == nullptr || sc->instance == nullptr) return;
     if (store_entry(r->server, *sc, key, coding, level, body, r->pool)) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%zu bytes)",
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
                       mc::coding_token(coding).data(), level, body.size());
     }
     if (level < dir_config(r).cache_level_for(coding)) cache_request_upgrade(r, key, coding);

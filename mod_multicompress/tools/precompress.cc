@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -35,7 +39,7 @@ constexpr int kExitInterrupted = 130;
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
 
-extern "C" void on_signal(int) { g_stop.store(true); }
+void on_signal(int /*signo*/) { g_stop.store(true); }
 
 void install_signal_handlers() {
     struct sigaction sa {};
@@ -265,7 +269,9 @@ private:
         std::atomic<std::size_t> next{0};
         std::atomic<std::size_t> done{0};
         std::atomic<std::uint64_t> bytes_done{0};
-        std::vector<SidecarResult> results(tasks_.size());
+        SidecarResult not_run;
+        not_run.outcome = Outcome::kInterrupted;
+        std::vector<SidecarResult> results(tasks_.size(), not_run);
         const WriteOptions wo{o_.fsync, o_.force};
 
         auto worker = [&] {
@@ -296,9 +302,7 @@ private:
         for (std::size_t k = 0; k < tasks_.size(); ++k) {
             const Task& t = tasks_[k];
             const SidecarResult& r = results[k];
-            // Tasks never started (interrupted) keep the default kFailed with no message.
-            const bool started = !(r.outcome == Outcome::kFailed && r.error.empty());
-            record(t.file, t.coding, started ? r.outcome : Outcome::kInterrupted);
+            record(t.file, t.coding, r.outcome);
             if (r.removed_stale) ++removed_stale_;
             if (r.outcome == Outcome::kWritten) {
                 totals_[index(t.coding)].original += r.in_bytes;
@@ -313,7 +317,6 @@ private:
             console_.err(message(r.error));
             return;
         }
-        if (r.outcome == Outcome::kNotSmaller && !r.error.empty()) console_.err(message(r.error));
         if (!o_.verbose) return;
         if (r.outcome == Outcome::kWritten) {
             console_.out("wrote " + t.sidecar.string() + " (" + std::to_string(r.in_bytes) +
