@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build=(apache2 apache2-dev libapr1-dev libaprutil1-dev cmake g++ make pkg-config
-       zlib1g-dev libbrotli-dev libzstd-dev libssl-dev openssl curl)
+       zlib1g-dev libbrotli-dev libzstd-dev libdeflate-dev libssl-dev openssl curl)
 test=("${build[@]}" libgtest-dev clang libclang-rt-14-dev python3 python3-pytest python3-brotli
       python3-zstandard python3-requests zstd brotli procps)
 

@@ -18,6 +18,7 @@
 
 #include "mc/encoder.h"
 #include "mc/headers.h"
+#include "mc/oneshot.h"
 #include "mc/policy.h"
 #include "mc_bucket_sink.h"
 #include "mc_cache.h"
@@ -49,8 +50,12 @@ struct FilterCtx {
     bool whole_body = false;  ///< hold output until EOS and set Content-Length
     bool unflushed = false;   ///< data went into the encoder since the last flush
     bool done = false;        ///< EOS seen
+    bool finished = false;    ///< the encoder wrote its end of stream
     std::string cache_copy;   ///< the compressed body, for the cache (see RequestState)
     int level = 0;
+    mc::Coding coding = mc::Coding::kIdentity;
+    mc::EncoderParams params;  ///< for the one-shot path
+    bool one_shot = false;     ///< whole body in hand: compress it in one call, no encoder
 };
 
 // ---- filter identity: which filter names offer which codings.
@@ -129,15 +134,46 @@ mc::CodingSet absorb_sibling_filters(ap_filter_t* f, mc::CodingSet own) {
 }
 
 // Length of the body if the brigade holds all of it (EOS present, every length known), else -1.
-apr_off_t whole_body_length(apr_bucket_brigade* bb) {
+// `plain` tells whether it holds only data and the EOS (no FLUSH or other metadata).
+apr_off_t whole_body_length(apr_bucket_brigade* bb, bool& plain) {
+    plain = false;
     if (!APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb))) return -1;
     apr_off_t len = 0;
+    bool only_data = true;
     for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
          e = APR_BUCKET_NEXT(e)) {
         if (e->length == static_cast<apr_size_t>(-1)) return -1;  // a pipe or socket: streaming
+        if (APR_BUCKET_IS_METADATA(e) && e != APR_BRIGADE_LAST(bb)) only_data = false;
         len += static_cast<apr_off_t>(e->length);
     }
+    plain = only_data;
     return len;
+}
+
+apr_status_t destroy_one_shot(void* data) noexcept {
+    delete static_cast<mc::OneShotCompressor*>(data);
+    return APR_SUCCESS;
+}
+
+// The calling thread's one-shot compressor (kept for the thread's life, so zstd and libdeflate
+// state is allocated once per thread, not once per response), or nullptr.
+mc::OneShotCompressor* thread_compressor() {
+#if AP_HAS_THREAD_LOCAL
+    apr_thread_t* thread = ap_thread_current();
+    if (thread == nullptr) return nullptr;
+    void* data = nullptr;
+    if (apr_thread_data_get(&data, "mc-one-shot", thread) == APR_SUCCESS && data != nullptr) {
+        return static_cast<mc::OneShotCompressor*>(data);
+    }
+    auto* made = new (std::nothrow) mc::OneShotCompressor();
+    if (made != nullptr && apr_thread_data_set(made, "mc-one-shot", destroy_one_shot, thread) != APR_SUCCESS) {
+        delete made;
+        made = nullptr;
+    }
+    return made;
+#else
+    return nullptr;
+#endif
 }
 
 apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
@@ -173,7 +209,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     // GET would get: use Content-Length then.
     const bool body_less = APR_BUCKET_IS_EOS(APR_BRIGADE_FIRST(bb)) &&
                            (r->header_only || r->status == HTTP_NOT_MODIFIED);
-    const apr_off_t whole = body_less ? -1 : whole_body_length(bb);
+    bool plain = false;
+    const apr_off_t whole = body_less ? -1 : whole_body_length(bb, plain);
     mc::ResponseView view = view_of(r, encoding, whole);
 
     if (r->status == HTTP_NOT_MODIFIED) {
@@ -198,12 +235,17 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.exact_size = whole >= 0;
-    auto encoder = mc::make_encoder(params);
-    if (!encoder.is_ok()) {
-        // Nothing passed yet: fall back to the uncompressed response, as mod_deflate does.
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00001) "cannot start %s encoder: %s",
-                      mc::coding_token(d.coding).data(), encoder.status().reason());
-        return nullptr;
+    const bool one_shot = plain && whole <= kWholeBodyLimit && mc::OneShotCompressor::supports(d.coding);
+    std::unique_ptr<mc::Encoder> encoder;
+    if (!one_shot) {
+        auto made = mc::make_encoder(params);
+        if (!made.is_ok()) {
+            // Nothing passed yet: fall back to the uncompressed response, as mod_deflate does.
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00001) "cannot start %s encoder: %s",
+                          mc::coding_token(d.coding).data(), made.status().reason());
+            return nullptr;
+        }
+        encoder = std::move(made).value();
     }
     set_compressed_headers(r, d.coding, cfg);
     set_source(r, cfg, "live");
@@ -212,9 +254,12 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     apr_bucket_brigade* out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     auto* ctx = pool_new<FilterCtx>(r->pool, out, static_cast<std::size_t>(cfg.buffer_size_value()),
-                                    std::move(encoder).value());
+                                    std::move(encoder));
     ctx->whole_body = whole >= 0 && whole <= kWholeBodyLimit;
     ctx->level = params.level;
+    ctx->coding = d.coding;
+    ctx->params = params;
+    ctx->one_shot = one_shot;
     if (const RequestState* st = request_state(r, false);
         st != nullptr && st->cache_key != nullptr && st->cache_coding == d.coding) {
         ctx->sink.copy_to(&ctx->cache_copy, static_cast<std::size_t>(cfg.cache_max_entry_value()));
@@ -222,9 +267,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     return ctx;
 }
 
-void set_notes(request_rec* r, const mc::Config& cfg, const mc::Encoder& enc) {
-    const auto in = static_cast<apr_off_t>(enc.bytes_in());
-    const auto out = static_cast<apr_off_t>(enc.bytes_out());
+void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
+               apr_off_t out) {
     if (const char* n = cfg.note(mc::NoteKind::kInput)) {
         apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, in));
     }
@@ -236,7 +280,7 @@ void set_notes(request_rec* r, const mc::Config& cfg, const mc::Encoder& enc) {
         apr_table_setn(r->notes, n, in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
     }
     if (const char* n = cfg.note(mc::NoteKind::kEncoding)) {
-        apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(enc.coding()).data()));
+        apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(coding).data()));
     }
 }
 
@@ -270,19 +314,78 @@ apr_status_t flush_for_stall(ap_filter_t* f, FilterCtx* ctx) {
     return pass_out(f, ctx);
 }
 
+void store_in_cache(request_rec* r, int level, std::string_view body) {
+    const RequestState* st = request_state(r, false);
+    cache_store(r, st->cache_key, st->cache_coding, level, body);
+}
+
+// The whole body is in `bb` (data buckets and EOS): compress it in one call with the thread's
+// reused compressor, straight into the memory of the bucket that carries it.
+apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* bb) {
+    request_rec* r = f->r;
+    std::span<const std::byte> input;
+    std::string joined;
+    int pieces = 0;
+    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb); e = APR_BUCKET_NEXT(e)) {
+        if (APR_BUCKET_IS_METADATA(e)) continue;
+        const char* data = nullptr;
+        apr_size_t len = 0;
+        if (apr_status_t rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ); rv != APR_SUCCESS) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, MC_LOGNO(00009) "reading the response failed");
+            return rv;
+        }
+        if (len == 0) continue;
+        if (++pieces == 1) {
+            input = {reinterpret_cast<const std::byte*>(data), len};
+        } else {
+            if (pieces == 2) joined.assign(reinterpret_cast<const char*>(input.data()), input.size());
+            joined.append(data, len);
+        }
+    }
+    if (pieces > 1) input = std::as_bytes(std::span<const char>(joined.data(), joined.size()));
+
+    mc::OneShotCompressor local_compressor;
+    mc::OneShotCompressor* compressor = thread_compressor();
+    if (compressor == nullptr) compressor = &local_compressor;
+    const std::size_t cap = mc::OneShotCompressor::bound(ctx->coding, input.size());
+    auto* out = static_cast<char*>(apr_bucket_alloc(cap, f->c->bucket_alloc));
+    const auto done = compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
+    if (!done.is_ok()) {
+        apr_bucket_free(out);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00011) "%s compression failed: %s",
+                      mc::coding_token(ctx->coding).data(), done.status().reason());
+        return APR_EGENERAL;
+    }
+    const std::size_t n = done.value();
+    set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(input.size()),
+              static_cast<apr_off_t>(n));
+    ap_set_content_length(r, static_cast<apr_off_t>(n));
+    if (ctx->sink.copying() && static_cast<std::int64_t>(n) <= dir_config(r).cache_max_entry_value()) {
+        store_in_cache(r, ctx->level, {out, n});
+    }
+    ctx->done = true;
+    APR_BRIGADE_INSERT_TAIL(ctx->bb, apr_bucket_heap_create(out, n, apr_bucket_free, f->c->bucket_alloc));
+    apr_bucket* eos = APR_BRIGADE_LAST(bb);
+    APR_BUCKET_REMOVE(eos);
+    APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
+    apr_brigade_cleanup(bb);
+    return pass_out(f, ctx);
+}
+
 apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     request_rec* r = f->r;
-    if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kFinish); rv != APR_SUCCESS) return rv;
-    set_notes(r, dir_config(r), *ctx->encoder);
+    if (!ctx->finished) {
+        if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kFinish); rv != APR_SUCCESS) return rv;
+    }
+    set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(ctx->encoder->bytes_in()),
+              static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     if (ctx->whole_body) ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     ctx->encoder.reset();  // free the library state now, not at the end of the request
     ctx->done = true;
     ctx->sink.seal();
     if (ctx->sink.copying()) {
-        const RequestState* st = request_state(r, false);
-        cache_store(r, st->cache_key, st->cache_coding, ctx->level, ctx->cache_copy);
-        ctx->cache_copy.clear();
-        ctx->cache_copy.shrink_to_fit();
+        store_in_cache(r, ctx->level, ctx->cache_copy);
+        std::string().swap(ctx->cache_copy);
     }
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
@@ -300,6 +403,7 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         ctx = start(f, bb, own);
         if (ctx == nullptr) return pass_through(f, bb);
         f->ctx = ctx;
+        if (ctx->one_shot) return compress_whole(f, ctx, bb);
     }
     if (ctx->done || (r->header_only && r->bytes_sent != 0)) {
         // After EOS, data is dropped as the core does. For HEAD, once headers went out the rest
@@ -347,7 +451,14 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         }
         if (len > 0) {
             const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), len);
-            if ((rv = encode(r, ctx, in, mc::Flush::kNone)) != APR_SUCCESS) return rv;
+            // The last data before EOS finishes the stream in the same call: libraries then
+            // compress in one pass (zstd skips its input buffer) instead of a second, empty call.
+            const apr_bucket* next = APR_BUCKET_NEXT(e);
+            const bool last = next != APR_BRIGADE_SENTINEL(bb) && APR_BUCKET_IS_EOS(next);
+            if ((rv = encode(r, ctx, in, last ? mc::Flush::kFinish : mc::Flush::kNone)) != APR_SUCCESS) {
+                return rv;
+            }
+            ctx->finished = last;
         }
         apr_bucket_delete(e);
         if (!ctx->whole_body && ctx->sink.pending() >= ctx->chunk_size) {

@@ -67,6 +67,20 @@ void walk_tree(const fs::path& root, std::span<const std::string> types,
         std::sort(entries.begin(), entries.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
 
+        // Names in this directory, to tell FILE.gz next to FILE (a sidecar) from a plain .gz.
+        std::vector<std::string_view> names;
+        names.reserve(entries.size());
+        for (const auto& e : entries) names.push_back(e.first);
+        auto is_sidecar = [&names](std::string_view name) {
+            for (const std::string_view suffix : {".zst", ".br", ".gz"}) {
+                if (name.size() > suffix.size() && name.ends_with(suffix)) {
+                    const std::string_view stem = name.substr(0, name.size() - suffix.size());
+                    return std::binary_search(names.begin(), names.end(), stem);
+                }
+            }
+            return false;
+        };
+
         std::vector<fs::path> subdirs;
         for (const auto& [name, entry] : entries) {
             const fs::file_status lst = entry.symlink_status(ec);
@@ -92,6 +106,10 @@ void walk_tree(const fs::path& root, std::span<const std::string> types,
                 regular = fs::is_regular_file(target);
             }
             if (!regular) continue;
+            if (is_sidecar(name)) {
+                ++stats.sidecars;
+                continue;
+            }
             ++stats.files;
             if (has_selected_type(name, types)) out.push_back(entry.path());
         }

@@ -13,7 +13,8 @@ namespace mc::precompress {
 
 /// What a walk saw, for the summary.
 struct WalkStats {
-    std::uint64_t files = 0;          ///< regular files (and symlinks to them) seen
+    std::uint64_t files = 0;          ///< regular files (and symlinks to them) seen, not sidecars
+    std::uint64_t sidecars = 0;       ///< FILE.zst, FILE.br, FILE.gz next to a FILE
     std::uint64_t dirs = 0;           ///< directories read
     std::uint64_t skipped_links = 0;  ///< symlinks to directories, not followed
     std::uint64_t errors = 0;         ///< directories or entries that could not be read

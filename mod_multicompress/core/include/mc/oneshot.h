@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whole-body compression in one call, with state kept between bodies: gzip and deflate through
+// libdeflate (faster than zlib at the same level, valid gzip/zlib for every decoder), zstd through
+// a reused ZSTD_CCtx. Used when a response's whole body is in hand (EOS in the first brigade).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "mc/coding.h"
+#include "mc/params.h"
+#include "mc/status.h"
+
+struct libdeflate_compressor;
+
+namespace mc {
+
+/// Not thread-safe: one per thread. Holds at most one compressor per gzip level and one zstd
+/// context, allocated on first use and reused (the zstd context is reset between bodies).
+class OneShotCompressor {
+public:
+    OneShotCompressor();
+    ~OneShotCompressor();
+    OneShotCompressor(const OneShotCompressor&) = delete;
+    OneShotCompressor& operator=(const OneShotCompressor&) = delete;
+
+    /// Whether `c` has a one-shot path (gzip, deflate, zstd; brotli streams).
+    static bool supports(Coding c);
+    /// Most output bytes compress() may write for `n` input bytes of coding `c`.
+    static std::size_t bound(Coding c, std::size_t n);
+
+    /// Compresses `in` with `params` (after mc::tune, window sized to the body) into `out`, which
+    /// must hold bound(params.coding, in.size()) bytes. Returns the compressed size.
+    Result<std::size_t> compress(const EncoderParams& params, std::span<const std::byte> in,
+                                 std::span<std::byte> out);
+
+private:
+    struct ZstdHolder;
+    std::array<libdeflate_compressor*, 13> deflate_{};  // by libdeflate level 1–12
+    std::unique_ptr<ZstdHolder> zstd_;
+};
+
+}  // namespace mc

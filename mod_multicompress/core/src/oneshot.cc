@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// One-call compression with reused state: libdeflate for gzip/deflate, a ZSTD_CCtx for zstd.
+#include "mc/oneshot.h"
+
+#include <libdeflate.h>
+#include <zstd.h>
+
+namespace mc {
+
+struct OneShotCompressor::ZstdHolder {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ~ZstdHolder() { ZSTD_freeCCtx(cctx); }
+};
+
+OneShotCompressor::OneShotCompressor() = default;
+
+OneShotCompressor::~OneShotCompressor() {
+    for (libdeflate_compressor* c : deflate_) {
+        if (c != nullptr) libdeflate_free_compressor(c);
+    }
+}
+
+bool OneShotCompressor::supports(Coding c) {
+    return c == Coding::kGzip || c == Coding::kDeflate || c == Coding::kZstd;
+}
+
+std::size_t OneShotCompressor::bound(Coding c, std::size_t n) {
+    if (c == Coding::kZstd) return ZSTD_compressBound(n);
+    // libdeflate's bound with a NULL compressor is valid for every level; add the gzip/zlib
+    // framing (at most 18 bytes).
+    return libdeflate_deflate_compress_bound(nullptr, n) + 18;
+}
+
+Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out) {
+    EncoderParams p = params;
+    p.size_hint = static_cast<std::int64_t>(in.size());
+    p.exact_size = true;
+    p = tune(p);
+    switch (p.coding) {
+        case Coding::kGzip:
+        case Coding::kDeflate: {
+            // zlib levels 1–9 map onto libdeflate's 1–9, which compress at least as well.
+            libdeflate_compressor*& c = deflate_[static_cast<std::size_t>(p.level)];
+            if (c == nullptr) c = libdeflate_alloc_compressor(p.level);
+            if (c == nullptr) return Status{Code::kOutOfMemory, "libdeflate: cannot allocate"};
+            const std::size_t n =
+                p.coding == Coding::kGzip
+                    ? libdeflate_gzip_compress(c, in.data(), in.size(), out.data(), out.size())
+                    : libdeflate_zlib_compress(c, in.data(), in.size(), out.data(), out.size());
+            if (n == 0) return Status{Code::kLibraryError, "libdeflate: output buffer too small"};
+            return n;
+        }
+        case Coding::kZstd: {
+            if (!zstd_) zstd_ = std::make_unique<ZstdHolder>();
+            ZSTD_CCtx* cctx = zstd_->cctx;
+            if (cctx == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot create context"};
+            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+            std::size_t rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
+            // RFC 9659: at most an 8 MiB window; tune() sized it to the body.
+            if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
+            if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+            const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), in.data(), in.size());
+            if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
+            return n;
+        }
+        case Coding::kBrotli:
+        case Coding::kIdentity:
+            break;
+    }
+    return Status{Code::kInvalidArgument, "no one-shot path for this coding"};
+}
+
+}  // namespace mc
