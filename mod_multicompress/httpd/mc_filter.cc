@@ -235,7 +235,11 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.exact_size = whole >= 0;
-    const bool one_shot = plain && whole <= kWholeBodyLimit && mc::OneShotCompressor::supports(d.coding);
+    // libdeflate always uses a 32 KiB window: a smaller MultiCompressWindow keeps zlib.
+    const bool window_kept = (d.coding != mc::Coding::kGzip && d.coding != mc::Coding::kDeflate) ||
+                             cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15;
+    const bool one_shot = plain && whole <= kWholeBodyLimit && window_kept &&
+                          mc::OneShotCompressor::supports(d.coding);
     std::unique_ptr<mc::Encoder> encoder;
     if (!one_shot) {
         auto made = mc::make_encoder(params);

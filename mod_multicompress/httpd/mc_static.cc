@@ -25,15 +25,6 @@ APLOG_USE_MODULE(multicompress);
 namespace mc::httpd {
 namespace {
 
-const char* sidecar_suffix(mc::Coding c) {
-    switch (c) {
-        case mc::Coding::kZstd: return ".zst";
-        case mc::Coding::kBrotli: return ".br";
-        case mc::Coding::kGzip: return ".gz";
-        default: return nullptr;  // no sidecar convention for deflate
-    }
-}
-
 // Whether the default handler would serve this request as a plain file.
 bool is_static_file(const request_rec* r) {
     if (r->main != nullptr || r->method_number != M_GET || r->finfo.filetype != APR_REG) return false;
@@ -83,9 +74,9 @@ int send_brigade(request_rec* r, apr_bucket_brigade* bb) {
 
 // DECLINED when there is no fresh, acceptable sidecar.
 int try_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding) {
-    const char* suffix = sidecar_suffix(coding);
-    if (suffix == nullptr) return DECLINED;
-    const char* path = apr_pstrcat(r->pool, r->filename, suffix, nullptr);
+    const std::string_view suffix = mc::sidecar_suffix(coding);
+    if (suffix.empty()) return DECLINED;
+    const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
     apr_finfo_t side;
     if (apr_stat(&side, path, APR_FINFO_MIN, r->pool) != APR_SUCCESS || side.filetype != APR_REG ||
         side.mtime < r->finfo.mtime) {

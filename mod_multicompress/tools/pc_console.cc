@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace mc::precompress {
 
@@ -115,15 +116,17 @@ void Console::draw_locked() {
     if (!active_ || items_done_ == nullptr) return;
     const std::size_t items = std::min(items_done_->load(), total_items_);
     const std::uint64_t bytes = std::min(bytes_done_->load(), total_bytes_);
-    const double fraction = total_bytes_ == 0
-                                ? (total_items_ == 0 ? 1.0
-                                                     : static_cast<double>(items) /
-                                                           static_cast<double>(total_items_))
-                                : static_cast<double>(bytes) / static_cast<double>(total_bytes_);
+    const double fraction =
+        total_bytes_ == 0
+            ? (total_items_ == 0 ? 1.0
+                                 : static_cast<double>(items) / static_cast<double>(total_items_))
+            : static_cast<double>(bytes) / static_cast<double>(total_bytes_);
 
     char text[128];
-    std::snprintf(text, sizeof text, " %3d%%  %zu/%zu sidecars  %s / %s",
-                  static_cast<int>(fraction * 100.0), items, total_items_,
+    // Fixed-width fields, so the bar keeps its length while the numbers grow.
+    const int items_width = static_cast<int>(std::to_string(total_items_).size());
+    std::snprintf(text, sizeof text, " %3d%%  %*zu/%zu sidecars  %10s / %s",
+                  static_cast<int>(fraction * 100.0), items_width, items, total_items_,
                   format_bytes(bytes).c_str(), format_bytes(total_bytes_).c_str());
     const std::size_t text_len = std::strlen(text);
     const unsigned width = terminal_width() - 1;  // never touch the last column: no auto-wrap

@@ -12,6 +12,7 @@
 namespace mc::precompress {
 namespace {
 
+// clang-format off
 constexpr std::string_view kDefaultTypes[] = {
     // markup and styles
     "html", "htm", "xhtml", "css", "xml", "xsl", "svg", "rss", "atom",
@@ -22,11 +23,14 @@ constexpr std::string_view kDefaultTypes[] = {
     // uncompressed binaries (WebAssembly, TrueType/OpenType/EOT fonts, icons)
     "wasm", "ttf", "otf", "eot", "ico",
 };
+// clang-format on
 
 // Caps a typo like "--jobs 10000" before it becomes ten thousand threads.
 constexpr unsigned kMaxJobs = 256;
 
-constexpr char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+constexpr char ascii_lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 
 std::string lowercase(std::string_view s) {
     std::string out(s);
@@ -168,12 +172,9 @@ struct FlagDef {
 };
 
 constexpr FlagDef kFlags[] = {
-    {"-q", "--quiet", &Options::quiet},
-    {"-v", "--verbose", &Options::verbose},
-    {"-n", "--dry-run", &Options::dry_run},
-    {"-f", "--force", &Options::force},
-    {"", "--fsync", &Options::fsync},
-    {"", "--no-progress", &Options::no_progress},
+    {"-q", "--quiet", &Options::quiet},     {"-v", "--verbose", &Options::verbose},
+    {"-n", "--dry-run", &Options::dry_run}, {"-f", "--force", &Options::force},
+    {"", "--fsync", &Options::fsync},       {"", "--no-progress", &Options::no_progress},
 };
 
 const FlagDef* find_flag(std::string_view name) {
@@ -193,17 +194,6 @@ Options default_options() {
 }
 
 }  // namespace
-
-std::string_view sidecar_suffix(Coding c) {
-    switch (c) {
-        case Coding::kZstd: return ".zst";
-        case Coding::kBrotli: return ".br";
-        case Coding::kGzip: return ".gz";
-        case Coding::kDeflate:
-        case Coding::kIdentity: break;
-    }
-    return {};
-}
 
 int default_static_level(Coding c) {
     switch (c) {
@@ -302,8 +292,9 @@ ParseResult parse_options(std::span<const char* const> args) {
             o.jobs = *n;
         } else if (name == "--min-size") {
             const std::optional<std::uint64_t> n = parse_size(*v);
-            if (!n) return fail("--min-size must be a byte count (e.g. 256, 1k), not '" +
-                                std::string(*v) + "'");
+            if (!n)
+                return fail("--min-size must be a byte count (e.g. 256, 1k), not '" +
+                            std::string(*v) + "'");
             o.min_size = *n;
         }
     }
@@ -329,7 +320,9 @@ std::string usage() {
            "  -l, --levels LIST     levels as ENC=N (default zstd=19,br=11,gzip=9;\n"
            "                        zstd 1-19, br 0-11, gzip 1-9)\n"
            "  -t, --types LIST      file name extensions to compress; '+LIST' adds to the\n"
-           "                        defaults (default " + types + ")\n"
+           "                        defaults (default " +
+           types +
+           ")\n"
            "  -j, --jobs N          parallel jobs (default: number of CPUs)\n"
            "      --min-size N      skip files smaller than N bytes (default 256; k/M suffix)\n"
            "  -f, --force           rewrite sidecars even when fresh\n"

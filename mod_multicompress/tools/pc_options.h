@@ -21,9 +21,6 @@ inline constexpr std::string_view kProgramName = "multicompress-precompress";
 inline constexpr std::array<Coding, 3> kSidecarCodings = {Coding::kZstd, Coding::kBrotli,
                                                           Coding::kGzip};
 
-/// ".zst", ".br", ".gz"; empty for codings without a sidecar.
-std::string_view sidecar_suffix(Coding c);
-
 /// The strongest levels every browser can decode: zstd 19 (window capped at 2^23 by mc::tune,
 /// RFC 9659), br 11, gzip 9.
 int default_static_level(Coding c);
@@ -34,7 +31,7 @@ std::span<const std::string_view> default_types();
 
 /// Everything the command line decides.
 struct Options {
-    std::vector<Coding> codings;            ///< sidecars to write, no duplicates
+    std::vector<Coding> codings;             ///< sidecars to write, no duplicates
     std::array<int, kCodingCount> levels{};  ///< level per coding (index(Coding))
     std::vector<std::string> types;          ///< lowercase extensions without the dot, sorted
     unsigned jobs = 0;                       ///< worker threads; 0 = hardware_concurrency

@@ -244,7 +244,8 @@ SidecarResult write_sidecar(const Source& src, const fs::path& sidecar, const En
             if (!err.empty()) return fail(err);
             return r;
         }
-        if (sink.write_errno() != 0) return fail(errno_message(tmp.path(), "write", sink.write_errno()));
+        if (sink.write_errno() != 0)
+            return fail(errno_message(tmp.path(), "write", sink.write_errno()));
         return fail(src.path.string() + ": compression failed: " + st.reason());
     };
 
@@ -283,11 +284,13 @@ SidecarResult write_sidecar(const Source& src, const fs::path& sidecar, const En
         // Best effort: keeps a tree owned by the web user owned by it when run as root.
         [[maybe_unused]] const int ignored = ::fchown(tmp.fd(), before.st_uid, before.st_gid);
     }
-    if (options.fsync && ::fsync(tmp.fd()) != 0) return fail(errno_message(tmp.path(), "fsync", errno));
+    if (options.fsync && ::fsync(tmp.fd()) != 0)
+        return fail(errno_message(tmp.path(), "fsync", errno));
     // The sidecar carries the source's mtime: MultiCompressStatic serves it while mtime(sidecar)
     // >= mtime(source), and any later edit of the source makes it stale at once.
     const timespec times[2] = {{0, UTIME_OMIT}, before.st_mtim};
-    if (::futimens(tmp.fd(), times) != 0) return fail(errno_message(tmp.path(), "set mtime", errno));
+    if (::futimens(tmp.fd(), times) != 0)
+        return fail(errno_message(tmp.path(), "set mtime", errno));
 
     struct stat after {};
     if (::fstat(in.get(), &after) != 0 || !same_contents_stamp(before, after)) {

@@ -59,8 +59,8 @@ bool remove_stale(const std::filesystem::path& path, const timespec& source_mtim
                   bool even_if_fresh, std::string& error);
 
 struct WriteOptions {
-    bool fsync = false;          ///< fsync the sidecar and its directory
-    bool remove_fresh = false;   ///< --force: a fresh sidecar that is no longer smaller goes too
+    bool fsync = false;         ///< fsync the sidecar and its directory
+    bool remove_fresh = false;  ///< --force: a fresh sidecar that is no longer smaller goes too
 };
 
 /// Compresses `src` with `params` into `sidecar`: streams it through mc::make_encoder into a

@@ -32,9 +32,8 @@ std::string check_root(const fs::path& root) {
     return {};
 }
 
-void walk_tree(const fs::path& root, std::span<const std::string> types,
-               std::vector<fs::path>& out, WalkStats& stats,
-               const std::function<void(const std::string&)>& on_error) {
+void walk_tree(const fs::path& root, std::span<const std::string> types, std::vector<fs::path>& out,
+               WalkStats& stats, const std::function<void(const std::string&)>& on_error) {
     std::error_code ec;
     if (fs::is_regular_file(fs::status(root, ec))) {
         ++stats.files;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // multicompress-precompress: writes FILE.zst / FILE.br / FILE.gz sidecars for MultiCompressStatic.
-#include <csignal>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -52,7 +53,20 @@ void install_signal_handlers() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
-std::string message(std::string_view text) { return std::string(kProgramName) + ": " + std::string(text); }
+std::string message(std::string_view text) {
+    return std::string(kProgramName) + ": " + std::string(text);
+}
+
+// CPUs this process may run on (taskset, cpuset containers), not just those online.
+unsigned available_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return static_cast<unsigned>(n);
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
 
 EncoderParams static_params(Coding c, const Options& o) {
     EncoderParams p;
@@ -193,7 +207,7 @@ private:
 
     // stat() every source and sidecar; decide what is fresh, too small, or to be written.
     void plan() {
-        for (std::size_t i = 0; i < sources_.size(); ++i) {
+        for (std::size_t i = 0; i < sources_.size() && !g_stop.load(); ++i) {
             Source& src = sources_[i];
             struct stat st {};
             if (::stat(src.path.c_str(), &st) != 0) {
@@ -290,9 +304,8 @@ private:
         if (!o_.quiet && !o_.no_progress && stderr_is_terminal()) {
             console_.start_progress(tasks_.size(), total_bytes, done, bytes_done);
         }
-        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
         const std::size_t n_threads =
-            std::min<std::size_t>(o_.jobs != 0 ? o_.jobs : hw, tasks_.size());
+            std::min<std::size_t>(o_.jobs != 0 ? o_.jobs : available_cpus(), tasks_.size());
         std::vector<std::thread> threads;
         threads.reserve(n_threads);
         for (std::size_t i = 0; i < n_threads; ++i) threads.emplace_back(worker);
@@ -411,9 +424,7 @@ int main(int argc, char** argv) {
     const ParseResult parsed =
         parse_options({argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)});
     switch (parsed.outcome) {
-        case ParseOutcome::kHelp:
-            std::fputs(usage().c_str(), stdout);
-            return kExitOk;
+        case ParseOutcome::kHelp: std::fputs(usage().c_str(), stdout); return kExitOk;
         case ParseOutcome::kVersion:
             std::printf("%s %s\n", std::string(kProgramName).c_str(), MC_VERSION);
             return kExitOk;

@@ -15,6 +15,17 @@ std::string_view coding_token(Coding c) {
     return "identity";
 }
 
+std::string_view sidecar_suffix(Coding c) {
+    switch (c) {
+        case Coding::kZstd: return ".zst";
+        case Coding::kBrotli: return ".br";
+        case Coding::kGzip: return ".gz";
+        case Coding::kDeflate:
+        case Coding::kIdentity: break;
+    }
+    return {};
+}
+
 namespace {
 constexpr char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 }  // namespace

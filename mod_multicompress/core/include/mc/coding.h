@@ -50,6 +50,10 @@ private:
 /// The token sent in Content-Encoding: "identity", "gzip", "deflate", "br", "zstd".
 std::string_view coding_token(Coding c);
 
+/// The file suffix of a precompressed sidecar: ".zst", ".br", ".gz"; empty for deflate and
+/// identity, which have none (MultiCompressStatic and multicompress-precompress agree on these).
+std::string_view sidecar_suffix(Coding c);
+
 /// Parses a content-coding token as it appears in Accept-Encoding or configuration,
 /// case-insensitively. "x-gzip" is gzip (RFC 9110 §8.4.1.3). Unknown tokens give nullopt.
 std::optional<Coding> parse_coding(std::string_view token);
