@@ -17,14 +17,21 @@ module="$src/build/release/mod_multicompress/httpd/mod_multicompress.so"
 mkdir -p "$demo/logs" "$demo/tls"
 rm -rf "$demo/htdocs"
 cp -r "$src/conf/demo/htdocs" "$demo/htdocs"
-if [ ! -s "$demo/tls/cert.pem" ]; then
-    # A fresh self-signed certificate for localhost; never committed.
+if ! openssl x509 -checkend 86400 -noout -in "$demo/tls/cert.pem" >/dev/null 2>&1; then
+    # A fresh self-signed certificate for localhost (missing or about to expire); never committed.
     openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=localhost" \
         -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -addext "basicConstraints=critical,CA:FALSE" \
         -keyout "$demo/tls/key.pem" -out "$demo/tls/cert.pem" 2>/dev/null
 fi
+user_lines=""
+if [ "$(id -u)" -eq 0 ]; then
+    # As root, httpd's children need an unprivileged user to switch to.
+    user_lines="User www-data\nGroup www-data"
+    chown -R www-data:www-data "$demo/logs"
+fi
 sed -e "s|@DEMO@|$demo|g" -e "s|@SOURCE@|$src|g" -e "s|@MODULES@|$modules|g" \
-    -e "s|@MODULE@|$module|g" -e "s|@HTTP_PORT@|$http_port|g" -e "s|@HTTPS_PORT@|$https_port|g" \
+    -e "s|@MODULE@|$module|g" -e "s|@HTTP_PORT@|$http_port|g" -e "s|@HTTPS_PORT@|$https_port|g" -e "s|@USER@|$user_lines|" \
     "$src/conf/demo/httpd.conf.in" > "$demo/httpd.conf"
 
 apache=$(apxs -q SBINDIR)/$(apxs -q TARGET)

@@ -6,6 +6,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 
 "$src/scripts/deps.sh" test
+(cd "$src/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"
 ctest --preset debug --timeout 900

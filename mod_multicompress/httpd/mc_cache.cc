@@ -53,18 +53,26 @@ bool g_cache_wanted = false;
 // One per child process, set in child_init before any request thread runs.
 class Upgrader;
 Upgrader* g_upgrader = nullptr;
-// "The store is down" is logged once per child, not once per request.
-std::atomic<bool> g_store_error_logged{false};
+// After a store error the store is left alone for a while (per child): requests compress on the
+// fly without waiting on it or filling the log (the store modules log each failed call).
+constexpr apr_time_t kStoreRetry = apr_time_from_sec(30);
+std::atomic<apr_time_t> g_store_down_until{0};
 
 ServerConf* server_conf(const server_rec* s) {
     return static_cast<ServerConf*>(ap_get_module_config(s->module_config, &multicompress_module));
 }
 
-void log_store_error_once(server_rec* s, apr_status_t rv, const char* what) {
-    if (g_store_error_logged.exchange(true)) return;
+bool store_usable() { return apr_time_now() >= g_store_down_until.load(); }
+
+// One log line per outage and process, then the store rests for kStoreRetry.
+void store_failed(server_rec* s, apr_status_t rv, const char* what) {
+    const apr_time_t now = apr_time_now();
+    const apr_time_t previous = g_store_down_until.exchange(now + kStoreRetry);
+    if (previous != 0 && now < previous + kStoreRetry) return;  // same outage, already logged
     ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
                  MC_LOGNO(00040) "compressed-response cache: %s failed; compressing on the fly "
-                 "(logged once per process)", what);
+                 "and trying the store again in %d s",
+                 what, static_cast<int>(apr_time_sec(kStoreRetry)));
 }
 
 // Holds the store's global mutex for providers that need one.
@@ -100,7 +108,7 @@ bool store_entry(server_rec* s, const ServerConf& sc, const std::string& key, mc
                                 static_cast<unsigned int>(value.size()), pool);
     }
     if (rv != APR_SUCCESS) {
-        log_store_error_once(s, rv, "storing an entry");
+        store_failed(s, rv, "storing an entry");
         return false;
     }
     return true;
@@ -140,6 +148,7 @@ public:
         {
             const std::lock_guard<std::mutex> lock(mu_);
             if (queue_.size() >= kMaxQueue) return;  // busy: a later request asks again
+            if (job.key == running_) return;
             for (const UpgradeJob& queued : queue_) {
                 if (queued.key == job.key) return;
             }
@@ -160,6 +169,7 @@ private:
                 if (stop_) break;
                 job = std::move(queue_.front());
                 queue_.pop_front();
+                running_ = job.key;
             }
             try {
                 run(job, pool);
@@ -167,6 +177,8 @@ private:
                 ap_log_error(APLOG_MARK, APLOG_ERR, 0, job.server, MC_LOGNO(00041) "cache upgrade failed");
             }
             apr_pool_clear(pool);
+            const std::lock_guard<std::mutex> lock(mu_);
+            running_.clear();
         }
         apr_pool_destroy(pool);
     }
@@ -190,7 +202,10 @@ private:
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
         const ServerConf* sc = server_conf(job.server);
         if (sc == nullptr || sc->instance == nullptr) return;
-        store_entry(job.server, *sc, job.key, job.coding, job.level, sink.data(), pool);
+        if (!store_usable() ||
+            !store_entry(job.server, *sc, job.key, job.coding, job.level, sink.data(), pool)) {
+            return;
+        }
         ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server, "cache: %s upgraded to %s level %d",
                      job.path.c_str(), mc::coding_token(job.coding).data(), job.level);
     }
@@ -198,6 +213,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<UpgradeJob> queue_;
+    std::string running_;  ///< key of the job being compressed
     bool stop_ = false;
     std::thread thread_;  // last: starts after the members it uses
 };
@@ -344,7 +360,7 @@ std::string cache_key(const request_rec* r, mc::Coding coding) {
 
 bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
     const ServerConf* sc = server_conf(r->server);
-    if (sc == nullptr || sc->instance == nullptr) return false;
+    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return false;
     const std::int64_t max_entry = dir_config(r).cache_max_entry_value();
     for (apr_size_t cap : {kFirstTry, static_cast<apr_size_t>(max_entry) + kHeader}) {
         auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
@@ -359,7 +375,7 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
         if (rv == APR_ENOSPC && cap == kFirstTry && static_cast<std::int64_t>(cap) < max_entry) continue;
         if (APR_STATUS_IS_NOTFOUND(rv) || rv == APR_ENOSPC) return false;
         if (rv != APR_SUCCESS) {
-            log_store_error_once(r->server, rv, "a lookup");
+            store_failed(r->server, rv, "a lookup");
             return false;
         }
         if (len < kHeader || std::memcmp(buf, kMagic, sizeof kMagic) != 0 ||
@@ -377,11 +393,10 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
 void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,
                  std::string_view body) {
     const ServerConf* sc = server_conf(r->server);
-    if (sc == nullptr || sc->instance == nullptr) return;
-    if (store_entry(r->server, *sc, key, coding, level, body, r->pool)) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
-                      mc::coding_token(coding).data(), level, body.size());
-    }
+    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return;
+    if (!store_entry(r->server, *sc, key, coding, level, body, r->pool)) return;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
+                  mc::coding_token(coding).data(), level, body.size());
     if (level < dir_config(r).cache_level_for(coding)) cache_request_upgrade(r, key, coding);
 }
 

@@ -146,6 +146,16 @@ const char* set_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) no
     });
 }
 
+// mod_deflate: 0 means "as LimitRequestBody" (kInflateLimitAsRequestBody), not unlimited.
+const char* deflate_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        std::int64_t v = 0;
+        if (const char* err = size_into(cmd, arg, 0, std::int64_t{1} << 50, v)) return err;
+        cfg_of(mconfig).inflate_limit = v == 0 ? mc::kInflateLimitAsRequestBody : v;
+        return nullptr;
+    });
+}
+
 const char* set_int32(cmd_parms* cmd, const char* arg, std::int64_t lo, std::int64_t hi,
                       std::int32_t& out) {
     std::int64_t v = 0;
@@ -335,7 +345,7 @@ const command_rec kCommands[] = {
      "[Input|Output|Ratio] note name (as mod_deflate)"},
     {"DeflateAlterETag", fn(set_etag), nullptr, kWhere, TAKE1,
      "AddSuffix, NoChange or Remove (as mod_deflate)"},
-    {"DeflateInflateLimitRequestBody", fn(set_inflate_limit), nullptr, kWhere, TAKE1,
+    {"DeflateInflateLimitRequestBody", fn(deflate_inflate_limit), nullptr, kWhere, TAKE1,
      "Most bytes of an inflated request body (as mod_deflate)"},
     {"DeflateInflateRatioLimit", fn(inflate_ratio_limit), nullptr, kWhere, TAKE1,
      "Most inflation ratio of a request body (as mod_deflate)"},

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include <array>
 #include <memory>
 #include <new>
 #include <string>
@@ -103,18 +104,30 @@ bool provider_matches(request_rec* r, const ModFilterProvider* p) {
 
 // The codings that filter `g` would offer for `r`: ours directly, or through a mod_filter
 // harness whose matching provider is ours. Empty if `g` would not compress.
+// The codings a mod_filter harness record would dispatch to one of our filters for `r`.
+mc::CodingSet codings_via_harness(request_rec* r, const ap_filter_rec_t* harness) {
+    for (auto* p = reinterpret_cast<const ModFilterProvider*>(harness->providers); p != nullptr;
+         p = p->next) {
+        if (provider_matches(r, p)) return codings_of(p->frec);  // the first match wins
+    }
+    return {};
+}
+
+// Whether a harness has one of our filters among its providers (matching or not).
+bool harness_has_ours(const ap_filter_rec_t* frec) {
+    for (auto* p = reinterpret_cast<const ModFilterProvider*>(frec->providers); p != nullptr;
+         p = p->next) {
+        if (!codings_of(p->frec).empty()) return true;
+    }
+    return false;
+}
+
 mc::CodingSet codings_on(request_rec* r, const ap_filter_t* g) {
     const mc::CodingSet direct = codings_of(g->frec);
     if (!direct.empty()) return direct;
-    mc::CodingSet via;
-    if (g->frec->providers == nullptr || r->status != HTTP_OK) return via;  // harness: 200 only
-    for (auto* p = reinterpret_cast<const ModFilterProvider*>(g->frec->providers); p != nullptr;
-         p = p->next) {
-        const mc::CodingSet theirs = codings_of(p->frec);
-        if (!theirs.empty() && provider_matches(r, p)) return theirs;
-        if (theirs.empty() && provider_matches(r, p)) return {};  // mod_filter picks another
-    }
-    return via;
+    // mod_filter's harness only dispatches 200 responses.
+    if (g->frec->providers == nullptr || r->status != HTTP_OK) return {};
+    return codings_via_harness(r, g->frec);
 }
 
 // Several of our filters on one response negotiate once from the union of their codings: the
@@ -221,7 +234,10 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     const mc::Decision d = mc::decide(view, cfg, codings);
     if (d.vary) merge_vary(r);
     if (d.coding == mc::Coding::kIdentity) {
-        set_source(r, cfg, "identity");
+        // A sidecar or cache hit passes through here already encoded: keep its source.
+        if (apr_table_get(r->subprocess_env, "MULTICOMPRESS_SOURCE") == nullptr) {
+            set_source(r, cfg, "identity");
+        }
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not compressing (%s)", d.reason);
         return nullptr;
     }
@@ -236,8 +252,11 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.exact_size = whole >= 0;
     // libdeflate always uses a 32 KiB window: a smaller MultiCompressWindow keeps zlib.
+    // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow
+    // or DeflateWindowSize, or a DeflateMemLevel, keeps zlib.
     const bool window_kept = (d.coding != mc::Coding::kGzip && d.coding != mc::Coding::kDeflate) ||
-                             cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15;
+                             ((cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15) &&
+                              cfg.mem_level < 0);
     const bool one_shot = plain && whole <= kWholeBodyLimit && window_kept &&
                           mc::OneShotCompressor::supports(d.coding);
     std::unique_ptr<mc::Encoder> encoder;
@@ -489,7 +508,13 @@ apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     try {
         request_rec* r = f->r;
         if (r->status == HTTP_NOT_MODIFIED) {
-            if (const RequestState* st = request_state(r, false)) not_modified_headers(r, st->codings);
+            if (const RequestState* st = request_state(r, false)) {
+                mc::CodingSet codings = st->codings;
+                for (std::size_t i = 0; i < st->n_harnesses; ++i) {
+                    codings = codings | codings_via_harness(r, st->harnesses[i]);
+                }
+                if (!codings.empty()) not_modified_headers(r, codings);
+            }
         }
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00008) "304 filter failed");
@@ -538,11 +563,23 @@ void remember_filters(request_rec* r) noexcept {
     try {
         if (r->main != nullptr) return;
         mc::CodingSet on_response;
+        std::array<const ap_filter_rec_t*, RequestState::kMaxHarnesses> harnesses{};
+        std::size_t n_harnesses = 0;
         for (ap_filter_t* f = r->output_filters; f != nullptr; f = f->next) {
-            if (f->r == r) on_response = on_response | codings_on(r, f);
+            if (f->r != r) continue;
+            on_response = on_response | codings_on(r, f);
+            // A handler may set the content type only later (CGI): keep the harnesses to
+            // evaluate their providers when a 304 goes out.
+            if (f->frec->providers != nullptr && n_harnesses < harnesses.size() &&
+                harness_has_ours(f->frec)) {
+                harnesses[n_harnesses++] = f->frec;
+            }
         }
-        if (on_response.empty()) return;
-        request_state(r, true)->codings = on_response;
+        if (on_response.empty() && n_harnesses == 0) return;
+        RequestState* st = request_state(r, true);
+        st->codings = on_response;
+        st->harnesses = harnesses;
+        st->n_harnesses = n_harnesses;
         ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00007) "insert_filter failed");

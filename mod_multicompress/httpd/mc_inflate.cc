@@ -39,7 +39,8 @@ mc::InflateLimits limits_for(const request_rec* r, bool request_body) {
     const mc::Config& cfg = dir_config(r);
     mc::InflateLimits l;
     if (request_body) {
-        // As mod_deflate: unset means LimitRequestBody (0 there is unlimited too).
+        // Unset (or DeflateInflateLimitRequestBody 0, as mod_deflate) means LimitRequestBody;
+        // MultiCompressInflateLimit 0 is unlimited; LimitRequestBody 0 is unlimited too.
         l.max_output = cfg.inflate_limit >= 0 ? cfg.inflate_limit
                                               : static_cast<std::int64_t>(ap_get_limit_req_body(r));
     }
@@ -173,11 +174,27 @@ apr_status_t inflate_out(ap_filter_t* f, apr_bucket_brigade* bb) {
     auto* ctx = static_cast<InflateCtx*>(f->ctx);
     if (ctx == nullptr) {
         if (APR_BRIGADE_EMPTY(bb)) return APR_SUCCESS;
+        // Every place httpd keeps the coding, AddEncoding's r->content_encoding included.
         const char* ce = apr_table_get(r->headers_out, "Content-Encoding");
         if (ce == nullptr) ce = apr_table_get(r->err_headers_out, "Content-Encoding");
+        if (ce == nullptr) ce = r->content_encoding;
         const auto coding = decodable(ce);
-        if (!coding || r->main != nullptr || r->header_only != 0 ||
+        if (!coding || r->main != nullptr ||
             apr_table_get(r->headers_out, "Content-Range") != nullptr) {
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        if (r->header_only != 0) {
+            // HEAD: the headers GET would get (decoded, length unknown). The encoded body is
+            // dropped here, or the CONTENT_LENGTH filter would announce its length.
+            unset_encoding_headers(r->headers_out);
+            unset_encoding_headers(r->err_headers_out);
+            r->content_encoding = nullptr;
+            for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);) {
+                apr_bucket* const next = APR_BUCKET_NEXT(e);
+                if (!APR_BUCKET_IS_METADATA(e)) apr_bucket_delete(e);
+                e = next;
+            }
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }

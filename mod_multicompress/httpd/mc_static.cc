@@ -78,7 +78,11 @@ int try_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding) {
     if (suffix.empty()) return DECLINED;
     const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
     apr_finfo_t side;
-    if (apr_stat(&side, path, APR_FINFO_MIN, r->pool) != APR_SUCCESS || side.filetype != APR_REG ||
+    // Without FollowSymLinks a symlinked sidecar is not followed (apr_stat with APR_FINFO_LINK
+    // reports the link itself, which is not a regular file).
+    const bool follow = (ap_allow_options(r) & (OPT_SYM_LINKS | OPT_SYM_OWNER)) != 0;
+    const apr_int32_t wanted = APR_FINFO_MIN | (follow ? 0 : APR_FINFO_LINK);
+    if (apr_stat(&side, path, wanted, r->pool) != APR_SUCCESS || side.filetype != APR_REG ||
         side.mtime < r->finfo.mtime) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no fresh sidecar %s", path);
         return DECLINED;

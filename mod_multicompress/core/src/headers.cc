@@ -29,6 +29,7 @@ bool is_identity_encoding(std::string_view content_encoding) {
     return true;
 }
 
+
 namespace {
 constexpr std::array<std::string_view, 4> kSuffixes = {"-gzip", "-deflate", "-br", "-zstd"};
 }  // namespace
@@ -40,6 +41,12 @@ std::string alter_etag(std::string_view etag, Coding c, ETagMode mode) {
     const std::size_t open = etag.starts_with("W/") ? 2 : 0;
     if (etag.size() < open + 2 || etag[open] != '"' || etag.back() != '"') {
         return std::string(etag);
+    }
+    // Already carries one of our suffixes (a proxied backend that compressed, or its 304):
+    // adding another would make a tag that no 200 ever carried.
+    const std::string_view opaque = etag.substr(open + 1, etag.size() - open - 2);
+    for (const std::string_view suffix : kSuffixes) {
+        if (opaque.ends_with(suffix)) return std::string(etag);
     }
     std::string out(etag.substr(0, etag.size() - 1));
     out += '-';

@@ -28,6 +28,7 @@ inline constexpr std::int64_t kMinBufferSize = 1024;
 inline constexpr std::int64_t kMaxBufferSize = 16 * 1024 * 1024;
 inline constexpr int kDefaultInflateRatio = 200;  // as mod_deflate
 inline constexpr int kDefaultInflateBurst = 3;
+inline constexpr std::int64_t kInflateLimitAsRequestBody = -2;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
@@ -45,7 +46,8 @@ struct Config {
     ETagMode etag = ETagMode::kUnset;
     NoTransformMode no_transform = NoTransformMode::kUnset;
     std::array<const char*, kNoteKinds> notes{};  ///< nullptr: unset
-    std::int64_t inflate_limit = -1;  ///< 0: unlimited
+    /// -1: unset; 0: unlimited; kInflateLimitAsRequestBody: LimitRequestBody (set explicitly).
+    std::int64_t inflate_limit = -1;
     std::int32_t inflate_ratio = -1;
     std::int32_t inflate_burst = -1;
     Toggle static_files = Toggle::kUnset;  ///< MultiCompressStatic

@@ -19,7 +19,8 @@ bool is_identity_encoding(std::string_view content_encoding);
 
 /// The ETag to send with a response compressed as `c` (ETag suffix as mod_deflate, PR 39727):
 /// `"abc"` → `"abc-zstd"`, `W/"abc"` → `W/"abc-zstd"`. kNoChange keeps it, kRemove returns "".
-/// A value that is not a quoted entity-tag is returned unchanged for kAddSuffix.
+/// A value that is not a quoted entity-tag, or that already ends in one of our suffixes, is
+/// returned unchanged for kAddSuffix.
 std::string alter_etag(std::string_view etag, Coding c, ETagMode mode);
 
 /// Removes our "-gzip" / "-deflate" / "-br" / "-zstd" suffixes from every entity-tag of an

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A real browser: Debian's Chromium, headless, driven by playwright-core (tests/browser),
+loads the demo pages over HTTPS with HTTP/2 from a test server with mod_multicompress.
+
+The page must render (the DOM marker app.js sets, a computed style from style.css), the HTML,
+CSS and JS must reach Chromium as zstd by default, br in br-only/ and gzip in gzip-only/ (as
+Chromium reports them and as the server logged them), an event stream read with fetch() must
+deliver its first event seconds before its end, and a page sent in parts must be painted
+before its last part arrives. Screenshots go to <build>/tests/integration/browser-output/.
+
+The browser runs once (module fixture); the tests check its JSON report.
+Needs: chromium (Debian package), node + npm; `npm ci` runs in tests/browser when its
+node_modules is missing. MC_CHROMIUM overrides /usr/bin/chromium.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mc_env import LogCheck, wait_gone
+from mc_tls import TlsServer, repo_root
+
+CHROMIUM = os.environ.get("MC_CHROMIUM", "/usr/bin/chromium")
+PAGES = {"/": "zstd", "/br-only/": "br", "/gzip-only/": "gzip"}
+ACCENT = "rgb(0, 102, 204)"  # style.css: --accent, the h1's color
+STREAM = "/cgi-bin/stream"            # conf/demo: 10 events, 0.5 s apart
+PROGRESSIVE = "/cgi-bin/progressive"  # conf/demo: 3 parts, 1.5 s apart
+
+
+def browser_dir(env) -> Path:
+    return repo_root(env) / "tests" / "browser"
+
+
+def ensure_node_modules(env) -> None:
+    """`npm ci` from the committed package-lock.json when node_modules is missing (never a
+    browser download: playwright-core has no install script, and it is told to skip)."""
+    d = browser_dir(env)
+    if (d / "node_modules" / "playwright-core" / "package.json").exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm not installed (apt-get install nodejs npm)", pytrace=False)
+    p = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=d, capture_output=True,
+                       text=True, timeout=600, check=False,
+                       env={**os.environ, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"})
+    if p.returncode != 0:
+        pytest.fail(f"npm ci in {d} failed:\n{p.stdout}\n{p.stderr}", pytrace=False)
+
+
+def processes_using(marker: str) -> list[int]:
+    """PIDs whose command line contains `marker` (our unique profile directory)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    pids.append(int(d))
+        except OSError:
+            continue
+    return pids
+
+
+def run_browser(env, srv: TlsServer, out: Path, profile: Path, timeout: float = 150) -> dict:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node not installed (apt-get install nodejs npm)", pytrace=False)
+    cmd = [node, str(browser_dir(env) / "browser_check.mjs"),
+           "--base", srv.https_url("/"), "--out", str(out), "--profile", str(profile),
+           "--chromium", CHROMIUM, "--pages", ",".join(PAGES),
+           "--stream", STREAM, "--progressive", PROGRESSIVE]
+    proc = subprocess.Popen(cmd, cwd=browser_dir(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)  # playwright closes the browser on SIGTERM
+        try:
+            stdout, stderr = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        pytest.fail(f"browser run exceeded {timeout}s:\n{stdout[-3000:]}\n{stderr[-3000:]}",
+                    pytrace=False)
+    finally:
+        if proc.poll() is None:  # e.g. Ctrl-C in communicate()
+            proc.kill()
+            proc.wait()
+        # No browser may outlive the run: whatever still uses our profile is ours.
+        left = processes_using(str(profile))
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wait_gone(left, timeout=5)
+        shutil.rmtree(profile, ignore_errors=True)
+    (out / "report.json").write_text(stdout)
+    (out / "node-stderr.txt").write_text(stderr)
+    try:
+        report = json.loads(stdout)
+    except ValueError:
+        pytest.fail(f"no JSON from {' '.join(cmd)} (rc={proc.returncode}):\n{stdout[-3000:]}\n"
+                    f"{stderr[-3000:]}", pytrace=False)
+    report["_rc"] = proc.returncode
+    report["_stderr"] = stderr
+    report["_left_over"] = left
+    return report
+
+
+@pytest.fixture(scope="module")
+def run(env, tmp_path_factory):
+    if os.environ.get("MC_SKIP_BROWSER") == "1":
+        pytest.skip("MC_SKIP_BROWSER=1")
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} not found (apt-get install chromium)", pytrace=False)
+    ensure_node_modules(env)
+    out = env.gen_dir.parent / "browser-output"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    profile = tmp_path_factory.mktemp("chromium") / "profile"
+    srv = TlsServer(env, "browser")
+    try:
+        srv.start()
+        report = run_browser(env, srv, out, profile)
+    finally:
+        srv.stop()
+    print(f"\nbrowser screenshots and report: {out}")
+    # The whole run happened in this fixture, outside the per-test error_log checks.
+    report["_log_problems"] = LogCheck().problems(srv.log_lines())
+    report["_access_log"] = srv.access_lines()
+    report["_out"] = str(out)
+    srv.checked_upto = srv.log_size()
+    return report
+
+
+def page_report(run: dict, path: str) -> dict:
+    for p in run["pages"]:
+        if p["path"] == path:
+            return p
+    raise AssertionError(f"no report for {path}: {run.get('error')}")
+
+
+def test_mc_460_01_browser_ran(run):
+    assert "error" not in run, run["error"]
+    assert run["_rc"] == 0, run["_stderr"][-3000:]
+    assert run["chromiumVersion"].startswith(("Chrome/", "HeadlessChrome/")), run
+    assert not run["_left_over"], f"browser processes left after the run: {run['_left_over']}"
+    assert not run["_log_problems"], run["_log_problems"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_mc_460_02_page_rendered(run, path):
+    page = page_report(run, path)
+    assert "error" not in page, page["error"]
+    assert page["status"] == 200
+    assert page["ready"] == "yes", "app.js did not run"          # the JS ran
+    assert page["h1Color"] == ACCENT, page["h1Color"]            # the CSS applied
+    assert page["protocol"] == "h2", page["protocol"]
+    assert page["decodedBodySize"] > page["encodedBodySize"] > 0, page
+    shot = Path(page["screenshot"])
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
+
+
+@pytest.mark.parametrize("path,coding", PAGES.items())
+def test_mc_460_03_content_encoding_seen_by_chromium(run, path, coding):
+    """Chromium offers zstd over HTTPS; the directory's MultiCompressEncodings decides."""
+    page = page_report(run, path)
+    wanted = {path: "document", path + "style.css": "stylesheet", path + "app.js": "script"}
+    seen = {r["path"]: r for r in page["responses"]}
+    for rpath, rtype in wanted.items():
+        assert rpath in seen, f"Chromium did not load {rpath}: {sorted(seen)}"
+        r = seen[rpath]
+        assert r["status"] == 200 and r["type"] == rtype, r
+        offered = [t.strip() for t in (r["acceptEncoding"] or "").split(",")]
+        assert "zstd" in offered and "br" in offered, f"Chromium offered {offered}"
+        assert r["contentEncoding"] == coding, f"{rpath}: {r}"
+        assert "accept-encoding" in (r["vary"] or "").lower(), f"{rpath}: {r}"
+    # Resource Timing says the same, and that it came over h2, compressed
+    for res in page["resources"]:
+        if res["path"] in wanted:
+            assert res["protocol"] == "h2", res
+            assert res["decodedBodySize"] > res["encodedBodySize"] > 0, res
+            if res.get("contentEncoding"):  # Chromium >= 135 reports it
+                assert res["contentEncoding"] == coding, res
+
+
+@pytest.mark.parametrize("path,coding", PAGES.items())
+def test_mc_460_04_content_encoding_in_access_log(run, path, coding):
+    """What the server logged for the browser's requests: HTTP/2, `%{Content-Encoding}o`."""
+    for rel in ("", "style.css", "app.js"):
+        url = path + rel
+        pat = re.compile(rf'"GET {re.escape(url)} HTTP/2\.0" 200 \d+ "([^"]*)" (\S+) ')
+        hits = [m for m in map(pat.search, run["_access_log"]) if m]
+        assert hits, f"no HTTP/2 request for {url} in the access log"
+        for m in hits:
+            assert "zstd" in m.group(1), m.group(0)
+            assert m.group(2) == coding, m.group(0)
+
+
+def test_mc_460_05_event_stream_arrives_while_produced(run):
+    """fetch() + reader in the page: the first event is readable seconds before the end."""
+    s = run["stream"]
+    assert "error" not in s, s["error"]
+    assert s["status"] == 200 and s["protocol"] == "h2"
+    assert s["contentEncoding"] == "zstd" and "accept-encoding" in s["vary"].lower(), s
+    chunks = s["chunks"]
+    text = "".join(c["text"] for c in chunks)
+    events = re.findall(r"data: event (\d+) of 10", text)
+    assert events == [str(i) for i in range(1, 11)], text
+    assert "data: event 1 of 10" in chunks[0]["text"], chunks[0]
+    assert s["tEnd"] >= 4000, f"stream ended after {s['tEnd']:.0f} ms: proves nothing"
+    assert chunks[0]["t"] < 1500 and chunks[0]["t"] < s["tEnd"] - 3000, \
+        f"first event read at {chunks[0]['t']:.0f} ms, end at {s['tEnd']:.0f} ms"
+    # the events came in separately, as produced (10, give or take a few merged under load)
+    assert len(chunks) >= 5, [round(c["t"]) for c in chunks]
+
+
+def test_mc_460_06_progressive_page_painted_before_its_end(run):
+    p = run["progressive"]
+    assert "error" not in p, p["error"]
+    assert p["status"] == 200 and p["protocol"] == "h2"
+    assert p["contentEncoding"] in (None, "zstd"), p
+    assert [r["contentEncoding"] for r in p["responses"] if r["type"] == "document"] == ["zstd"]
+    assert p["firstText"].startswith("Part 1 of 3")
+    assert not p["lastPresentAtFirst"], "part 1 appeared only with the end of the page"
+    assert not p["lastPresentAtPartialShot"], "the partial screenshot came too late"
+    assert p["tLast"] - p["tFirst"] >= 1500, p
+    assert p["firstContentfulPaint"] is not None and \
+        p["firstContentfulPaint"] < p["responseEnd"] - 1500, \
+        f"first paint at {p['firstContentfulPaint']} ms, response end at {p['responseEnd']} ms"
+    for key in ("screenshotPartial", "screenshot"):
+        assert Path(p[key]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", p[key]
