@@ -23,6 +23,17 @@ public:
         if (!ZSTD_isError(rc) && (p.window_log != 0 || p.level >= 17)) {
             rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_windowLog, wlog);
         }
+        // A length that is known but not pledged (a streamed body with Content-Length): zstd
+        // would size its tables from the level alone, megabytes for a few-KB body. tune() already
+        // shrank the window to the body; keep the match tables within it too (stable API
+        // parameters; ZSTD_c_srcSizeHint is experimental).
+        if (!ZSTD_isError(rc) && !p.exact_size && p.size_hint >= 0 && p.window_log != 0 &&
+            p.window_log < 20) {
+            rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_hashLog, p.window_log + 1);
+            if (!ZSTD_isError(rc)) {
+                rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_chainLog, p.window_log + 1);
+            }
+        }
         if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
             rc = ZSTD_CCtx_setPledgedSrcSize(cctx_.get(),
                                              static_cast<unsigned long long>(p.size_hint));

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target: header rules (ETag suffixes, If-None-Match stripping, list tokens).
+//
+// Input: a header value, optionally followed by a NUL byte and control bytes (coding, ETag mode,
+// a token to look up). Without a NUL the whole input is the value, so plain-text seeds work.
+//
+// Invariants: no crash; alter_etag follows its mode (a tag that already ends in one of our
+// suffixes is left alone); strip_etag_suffixes(alter_etag(x)) gives x back for well-formed
+// entity-tags without our suffix, alone or in a list; list_has_token finds what was appended.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_check.h"
+#include "mc/coding.h"
+#include "mc/config.h"
+#include "mc/headers.h"
+
+namespace {
+
+constexpr std::array<mc::Coding, mc::kCodingCount> kEveryCoding = {
+    mc::Coding::kIdentity, mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli,
+    mc::Coding::kZstd};
+
+// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE,
+// etagc = %x21 / %x23-7E / obs-text.
+bool is_entity_tag(std::string_view s) {
+    if (s.starts_with("W/")) s.remove_prefix(2);
+    if (s.size() < 2 || s.front() != '"' || s.back() != '"') return false;
+    for (const char ch : s.substr(1, s.size() - 2)) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!(c == 0x21 || (c >= 0x23 && c <= 0x7e) || c >= 0x80)) return false;
+    }
+    return true;
+}
+
+// Our suffixes, as alter_etag adds them and strip_etag_suffixes removes them.
+constexpr std::array<std::string_view, 4> kSuffixes = {"-gzip", "-deflate", "-br", "-zstd"};
+
+// For an entity-tag: the tag with one of our suffixes removed from its opaque part, or the tag
+// itself when it has none.
+std::string without_our_suffix(std::string_view tag) {
+    const std::string_view opaque = tag.substr(0, tag.size() - 1);  // up to the closing quote
+    for (const std::string_view suffix : kSuffixes) {
+        if (opaque.ends_with(suffix) && opaque.size() - suffix.size() >= tag.find('"') + 1) {
+            return std::string(opaque.substr(0, opaque.size() - suffix.size())) + '"';
+        }
+    }
+    return std::string(tag);
+}
+
+bool is_tchar(char c) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// Splits `s` into entity-tags the way a client writes an If-None-Match list: comma-separated.
+std::vector<std::string_view> split_commas(std::string_view s) {
+    std::vector<std::string_view> out;
+    while (true) {
+        const auto comma = s.find(',');
+        out.push_back(mc::trim_ows(s.substr(0, comma)));
+        if (comma == std::string_view::npos) break;
+        s.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view input(reinterpret_cast<const char*>(data), size);
+    const std::size_t nul = input.find('\0');
+    const std::string_view value = input.substr(0, nul);
+    const std::string_view control =
+        nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1);
+    FuzzedDataProvider fdp(reinterpret_cast<const std::uint8_t*>(control.data()), control.size());
+    const mc::Coding coding =
+        fdp.remaining_bytes() > 0 ? fdp.PickValueInArray(kEveryCoding) : mc::Coding::kGzip;
+    const mc::ETagMode mode =
+        fdp.remaining_bytes() > 0
+            ? fdp.PickValueInArray({mc::ETagMode::kAddSuffix, mc::ETagMode::kNoChange,
+                                    mc::ETagMode::kRemove, mc::ETagMode::kUnset})
+            : mc::ETagMode::kAddSuffix;
+    const std::string token = fdp.remaining_bytes() > 0 ? fdp.ConsumeRemainingBytesAsString()
+                                                        : std::string("accept-encoding");
+
+    // ---- alter_etag on the whole value.
+    const std::string altered = mc::alter_etag(value, coding, mode);
+    if (mode == mc::ETagMode::kRemove) {
+        MC_FUZZ_CHECK(altered.empty());
+    } else if (mode == mc::ETagMode::kNoChange || coding == mc::Coding::kIdentity) {
+        MC_FUZZ_CHECK(altered == value);
+    } else if (is_entity_tag(value)) {
+        const std::string bare = without_our_suffix(value);
+        if (bare != value) {
+            // Already suffixed (a compressing backend's tag): left alone, never doubled.
+            MC_FUZZ_CHECK(altered == value);
+            MC_FUZZ_CHECK(mc::strip_etag_suffixes(altered) == bare);
+        } else {
+            // `"abc"` -> `"abc-zstd"`, W/ kept; and back for the 304.
+            std::string expect(value.substr(0, value.size() - 1));
+            expect.append("-").append(mc::coding_token(coding)).append("\"");
+            MC_FUZZ_CHECK(altered == expect);
+            MC_FUZZ_CHECK(is_entity_tag(altered));
+            MC_FUZZ_CHECK(mc::strip_etag_suffixes(altered) == value);
+        }
+    }
+
+    // ---- strip_etag_suffixes on the whole value: never grows, keeps unquoted text alone.
+    const std::string stripped = mc::strip_etag_suffixes(value);
+    MC_FUZZ_CHECK(stripped.size() <= value.size());
+    if (value.find('"') == std::string_view::npos) MC_FUZZ_CHECK(stripped == value);
+
+    // ---- Round trip through a list of validators: each well-formed tag altered, joined, stripped.
+    if (mode == mc::ETagMode::kAddSuffix && coding != mc::Coding::kIdentity) {
+        const std::vector<std::string_view> items = split_commas(value);
+        bool all_tags = true;
+        std::string original;
+        std::string sent;
+        for (const std::string_view item : items) {
+            all_tags = all_tags && (is_entity_tag(item) || item == "*");
+            if (!original.empty()) {
+                original += ", ";
+                sent += ", ";
+            }
+            const bool tag = is_entity_tag(item);
+            // What the client sends back strips to what the backend sent: the tag itself, or
+            // without our suffix when it came with one (and alter_etag left it alone).
+            original.append(tag ? without_our_suffix(item) : std::string(item));
+            sent += tag ? mc::alter_etag(item, coding, mode) : std::string(item);
+        }
+        if (all_tags) MC_FUZZ_CHECK(mc::strip_etag_suffixes(sent) == original);
+    }
+
+    // ---- list_has_token and is_identity_encoding.
+    (void)mc::is_identity_encoding(value);
+    const bool had = mc::list_has_token(value, token);
+    bool simple_token = !token.empty();
+    for (const char c : token) simple_token = simple_token && is_tchar(c);
+    if (simple_token) {
+        // Appending the token (with OWS and parameters) makes it present, in any case.
+        const std::string list = std::string(value) + " ,\t" + token + ";q=1";
+        MC_FUZZ_CHECK(mc::list_has_token(list, token));
+        std::string upper = token;
+        for (char& c : upper) {
+            if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        }
+        MC_FUZZ_CHECK(mc::list_has_token(upper, token));
+        // Appending other members never removes it.
+        if (had) MC_FUZZ_CHECK(mc::list_has_token(std::string(value) + ", x", token));
+    }
+    if (value.empty()) MC_FUZZ_CHECK(!had);
+    return 0;
+}
