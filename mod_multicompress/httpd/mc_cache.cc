@@ -62,7 +62,9 @@ ServerConf* server_conf(const server_rec* s) {
     return static_cast<ServerConf*>(ap_get_module_config(s->module_config, &multicompress_module));
 }
 
-bool store_usable() { return apr_time_now() >= g_store_down_until.load(); }
+bool store_usable() {
+    return apr_time_now() >= g_store_down_until.load();
+}
 
 // One log line per outage and process, then the store rests for kStoreRetry.
 void store_failed(server_rec* s, apr_status_t rv, const char* what) {
@@ -174,7 +176,8 @@ private:
             try {
                 run(job, pool);
             } catch (...) {
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, job.server, MC_LOGNO(00041) "cache upgrade failed");
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, job.server,
+                             MC_LOGNO(00041) "cache upgrade failed");
             }
             apr_pool_clear(pool);
             const std::lock_guard<std::mutex> lock(mu_);
@@ -198,7 +201,8 @@ private:
         p.coding = job.coding;
         p.level = job.level;
         mc::StringSink sink(64 * 1024);
-        const auto done = mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink);
+        const auto done =
+            mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink);
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
         const ServerConf* sc = server_conf(job.server);
         if (sc == nullptr || sc->instance == nullptr) return;
@@ -227,8 +231,9 @@ apr_status_t destroy_instance(void* data) noexcept {
 
 const char* create_store(ServerConf* sc, const char* spec, apr_pool_t* ptemp, apr_pool_t* p) {
     const char* colon = std::strchr(spec, ':');
-    const char* name = colon != nullptr ? apr_pstrmemdup(ptemp, spec, static_cast<apr_size_t>(colon - spec))
-                                        : spec;
+    const char* name = colon != nullptr
+                           ? apr_pstrmemdup(ptemp, spec, static_cast<apr_size_t>(colon - spec))
+                           : spec;
     const char* args = colon != nullptr ? colon + 1 : nullptr;
     sc->provider = static_cast<const ap_socache_provider_t*>(
         ap_lookup_provider(AP_SOCACHE_PROVIDER_GROUP, name, AP_SOCACHE_PROVIDER_VERSION));
@@ -256,14 +261,18 @@ void* create_server_config(apr_pool_t* p, server_rec* /*s*/) noexcept {
 void* merge_server_config(apr_pool_t* p, void* base_v, void* add_v) noexcept {
     const auto* base = static_cast<const ServerConf*>(base_v);
     const auto* add = static_cast<const ServerConf*>(add_v);
-    return new (apr_pcalloc(p, sizeof(ServerConf))) ServerConf(add->provider != nullptr ? *add : *base);
+    return new (apr_pcalloc(p, sizeof(ServerConf)))
+        ServerConf(add->provider != nullptr ? *add : *base);
 }
 
-void note_cache_wanted() { g_cache_wanted = true; }
+void note_cache_wanted() {
+    g_cache_wanted = true;
+}
 
 const char* set_cache_store(cmd_parms* cmd, void* /*mconfig*/, const char* arg) noexcept {
     try {
-        if (const char* err = create_store(server_conf(cmd->server), arg, cmd->temp_pool, cmd->pool)) {
+        if (const char* err =
+                create_store(server_conf(cmd->server), arg, cmd->temp_pool, cmd->pool)) {
             return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
         }
         g_cache_wanted = true;
@@ -330,20 +339,22 @@ void cache_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
         for (server_rec* vs = s; vs != nullptr; vs = vs->next) {
             ServerConf* sc = server_conf(vs);
             if (sc->mutex != nullptr) {
-                apr_global_mutex_child_init(&sc->mutex, apr_global_mutex_lockfile(sc->mutex), pchild);
+                apr_global_mutex_child_init(&sc->mutex, apr_global_mutex_lockfile(sc->mutex),
+                                            pchild);
             }
         }
         g_upgrader = pool_new<Upgrader>(pchild);
     } catch (...) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, MC_LOGNO(00044) "cache: cannot start the upgrade worker");
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
+                     MC_LOGNO(00044) "cache: cannot start the upgrade worker");
     }
 }
 
 std::string cache_key(const request_rec* r, mc::Coding coding) {
-    const char* identity = apr_psprintf(
-        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s", r->filename, r->finfo.size,
-        r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
-        static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data());
+    const char* identity =
+        apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s", r->filename,
+                     r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
+                     static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data());
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     apr_sha1_init(&sha);
@@ -372,7 +383,8 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
                                         reinterpret_cast<const unsigned char*>(key.data()),
                                         static_cast<unsigned int>(key.size()), buf, &len, r->pool);
         }
-        if (rv == APR_ENOSPC && cap == kFirstTry && static_cast<std::int64_t>(cap) < max_entry) continue;
+        if (rv == APR_ENOSPC && cap == kFirstTry && static_cast<std::int64_t>(cap) < max_entry)
+            continue;
         if (APR_STATUS_IS_NOTFOUND(rv) || rv == APR_ENOSPC) return false;
         if (rv != APR_SUCCESS) {
             store_failed(r->server, rv, "a lookup");
@@ -395,7 +407,8 @@ void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int 
     const ServerConf* sc = server_conf(r->server);
     if (sc == nullptr || sc->instance == nullptr || !store_usable()) return;
     if (!store_entry(r->server, *sc, key, coding, level, body, r->pool)) return;
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                  "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
                   mc::coding_token(coding).data(), level, body.size());
     if (level < dir_config(r).cache_level_for(coding)) cache_request_upgrade(r, key, coding);
 }

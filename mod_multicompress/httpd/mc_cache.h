@@ -24,7 +24,8 @@ const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noex
 void note_cache_wanted();
 
 int cache_pre_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp) noexcept;
-int cache_post_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp, server_rec* s) noexcept;
+int cache_post_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp,
+                      server_rec* s) noexcept;
 void cache_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
 
 /// The cache key of a file's compressed body: identity (path, size, mtime, inode) and coding.

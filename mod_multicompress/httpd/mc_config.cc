@@ -19,7 +19,9 @@ APLOG_USE_MODULE(multicompress);
 namespace mc::httpd {
 namespace {
 
-mc::Config& cfg_of(void* mconfig) { return *static_cast<mc::Config*>(mconfig); }
+mc::Config& cfg_of(void* mconfig) {
+    return *static_cast<mc::Config*>(mconfig);
+}
 
 const char* fail(cmd_parms* cmd, mc::Status st, const char* arg) {
     return apr_psprintf(cmd->pool, "%s: %s (got '%s')", cmd->cmd->name, st.reason(), arg);
@@ -44,7 +46,8 @@ const char* guarded(cmd_parms* cmd, F&& body) noexcept {
 const char* set_encodings(cmd_parms* cmd, void* mconfig, int argc, char* const argv[]) noexcept {
     return guarded(cmd, [&]() -> const char* {
         mc::Config& cfg = cfg_of(mconfig);
-        if (argc < 1) return apr_psprintf(cmd->pool, "%s: needs at least one encoding", cmd->cmd->name);
+        if (argc < 1)
+            return apr_psprintf(cmd->pool, "%s: needs at least one encoding", cmd->cmd->name);
         cfg.order_count = 0;
         for (int i = 0; i < argc; ++i) {
             if (mc::Status st = mc::add_encoding(cfg, argv[i]); !st.is_ok()) {
@@ -81,7 +84,8 @@ const char* set_window(cmd_parms* cmd, void* mconfig, const char* enc, const cha
 const char* size_into(cmd_parms* cmd, const char* arg, std::int64_t lo, std::int64_t hi,
                       std::int64_t& out) {
     if (mc::Status st = mc::parse_size(arg, lo, hi, out); !st.is_ok()) {
-        return apr_psprintf(cmd->pool, "%s: expects a size from %" APR_INT64_T_FMT " to %" APR_INT64_T_FMT
+        return apr_psprintf(cmd->pool,
+                            "%s: expects a size from %" APR_INT64_T_FMT " to %" APR_INT64_T_FMT
                             " bytes, digits with an optional K, M or G (got '%s')",
                             cmd->cmd->name, static_cast<apr_int64_t>(lo),
                             static_cast<apr_int64_t>(hi), arg);
@@ -135,7 +139,8 @@ const char* set_note(cmd_parms* cmd, void* mconfig, const char* kind, const char
 }
 
 // DeflateFilterNote / BrotliFilterNote: "[Input|Output|Ratio] name"; a bare name is the ratio.
-const char* set_compat_note(cmd_parms* cmd, void* mconfig, const char* a1, const char* a2) noexcept {
+const char* set_compat_note(cmd_parms* cmd, void* mconfig, const char* a1,
+                            const char* a2) noexcept {
     if (a2 == nullptr) return set_note(cmd, mconfig, "ratio", a1);
     return set_note(cmd, mconfig, a1, a2);
 }
@@ -194,7 +199,8 @@ const char* set_cache_max_entry(cmd_parms* cmd, void* mconfig, const char* arg) 
     });
 }
 
-const char* set_cache_level(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
+const char* set_cache_level(cmd_parms* cmd, void* mconfig, const char* enc,
+                            const char* value) noexcept {
     return guarded(cmd, [&]() -> const char* {
         mc::Coding c{};
         if (mc::Status st = mc::parse_encoding(enc, c); !st.is_ok()) return fail(cmd, st, enc);
@@ -262,7 +268,8 @@ const char* brotli_quality(cmd_parms* cmd, void* mconfig, const char* arg) noexc
 const char* brotli_window(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
     return guarded(cmd, [&]() -> const char* {
         if (!mc::set_window(cfg_of(mconfig), "br", arg).is_ok()) {
-            return fail_ranged(cmd, "log2 window", "br", mc::window_range(mc::Coding::kBrotli), arg);
+            return fail_ranged(cmd, "log2 window", "br", mc::window_range(mc::Coding::kBrotli),
+                               arg);
         }
         return nullptr;
     });
@@ -274,7 +281,8 @@ const char* brotli_block(cmd_parms* cmd, void* mconfig, const char* arg) noexcep
         // mod_brotli: 0 (library default) or 16–24.
         if (!mc::parse_int(arg, 0, mc::kBrotliBlockRange.max, v).is_ok() ||
             (v != 0 && v < mc::kBrotliBlockRange.min)) {
-            return apr_psprintf(cmd->pool, "%s: expects 0 or a whole number from 16 to 24 (got '%s')",
+            return apr_psprintf(cmd->pool,
+                                "%s: expects 0 or a whole number from 16 to 24 (got '%s')",
                                 cmd->cmd->name, arg);
         }
         cfg_of(mconfig).brotli_lgblock = static_cast<std::int16_t>(v);
@@ -283,11 +291,13 @@ const char* brotli_block(cmd_parms* cmd, void* mconfig, const char* arg) noexcep
 }
 
 const char* inflate_ratio_limit(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
-    return guarded(cmd, [&] { return set_int32(cmd, arg, 1, 1000000, cfg_of(mconfig).inflate_ratio); });
+    return guarded(cmd,
+                   [&] { return set_int32(cmd, arg, 1, 1000000, cfg_of(mconfig).inflate_ratio); });
 }
 
 const char* inflate_ratio_burst(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
-    return guarded(cmd, [&] { return set_int32(cmd, arg, 0, 1000000, cfg_of(mconfig).inflate_burst); });
+    return guarded(cmd,
+                   [&] { return set_int32(cmd, arg, 0, 1000000, cfg_of(mconfig).inflate_burst); });
 }
 
 // C++ sees cmd_func as `const char* (*)()`: cast like every C++ httpd module does.
@@ -371,9 +381,8 @@ void* create_dir_config(apr_pool_t* p, char* /*dir*/) noexcept {
 }
 
 void* merge_dir_config(apr_pool_t* p, void* base, void* add) noexcept {
-    return new (apr_palloc(p, sizeof(mc::Config)))
-        mc::Config(mc::merge(*static_cast<const mc::Config*>(base),
-                             *static_cast<const mc::Config*>(add)));
+    return new (apr_palloc(p, sizeof(mc::Config))) mc::Config(
+        mc::merge(*static_cast<const mc::Config*>(base), *static_cast<const mc::Config*>(add)));
 }
 
 }  // namespace mc::httpd

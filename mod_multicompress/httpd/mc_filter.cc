@@ -179,7 +179,8 @@ mc::OneShotCompressor* thread_compressor() {
         return static_cast<mc::OneShotCompressor*>(data);
     }
     auto* made = new (std::nothrow) mc::OneShotCompressor();
-    if (made != nullptr && apr_thread_data_set(made, "mc-one-shot", destroy_one_shot, thread) != APR_SUCCESS) {
+    if (made != nullptr &&
+        apr_thread_data_set(made, "mc-one-shot", destroy_one_shot, thread) != APR_SUCCESS) {
         delete made;
         made = nullptr;
     }
@@ -254,9 +255,9 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     // libdeflate always uses a 32 KiB window: a smaller MultiCompressWindow keeps zlib.
     // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow
     // or DeflateWindowSize, or a DeflateMemLevel, keeps zlib.
-    const bool window_kept = (d.coding != mc::Coding::kGzip && d.coding != mc::Coding::kDeflate) ||
-                             ((cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15) &&
-                              cfg.mem_level < 0);
+    const bool window_kept =
+        (d.coding != mc::Coding::kGzip && d.coding != mc::Coding::kDeflate) ||
+        ((cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15) && cfg.mem_level < 0);
     const bool one_shot = plain && whole <= kWholeBodyLimit && window_kept &&
                           mc::OneShotCompressor::supports(d.coding);
     std::unique_ptr<mc::Encoder> encoder;
@@ -264,7 +265,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         auto made = mc::make_encoder(params);
         if (!made.is_ok()) {
             // Nothing passed yet: fall back to the uncompressed response, as mod_deflate does.
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00001) "cannot start %s encoder: %s",
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                          MC_LOGNO(00001) "cannot start %s encoder: %s",
                           mc::coding_token(d.coding).data(), made.status().reason());
             return nullptr;
         }
@@ -300,7 +302,8 @@ void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off
     }
     if (const char* n = cfg.note(mc::NoteKind::kRatio)) {
         // As mod_deflate: output as a whole percentage of input ("-" with no input).
-        apr_table_setn(r->notes, n, in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
+        apr_table_setn(r->notes, n,
+                       in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
     }
     if (const char* n = cfg.note(mc::NoteKind::kEncoding)) {
         apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(coding).data()));
@@ -316,7 +319,8 @@ apr_status_t pass_out(ap_filter_t* f, FilterCtx* ctx) {
     return rv;
 }
 
-apr_status_t encode(request_rec* r, FilterCtx* ctx, std::span<const std::byte> data, mc::Flush flush) {
+apr_status_t encode(request_rec* r, FilterCtx* ctx, std::span<const std::byte> data,
+                    mc::Flush flush) {
     const mc::Status st = ctx->encoder->write(data, flush, ctx->sink);
     if (!st.is_ok()) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00002) "%s compression failed: %s",
@@ -349,19 +353,22 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     std::span<const std::byte> input;
     std::string joined;
     int pieces = 0;
-    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb); e = APR_BUCKET_NEXT(e)) {
+    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
+         e = APR_BUCKET_NEXT(e)) {
         if (APR_BUCKET_IS_METADATA(e)) continue;
         const char* data = nullptr;
         apr_size_t len = 0;
         if (apr_status_t rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ); rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, MC_LOGNO(00009) "reading the response failed");
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
+                          MC_LOGNO(00009) "reading the response failed");
             return rv;
         }
         if (len == 0) continue;
         if (++pieces == 1) {
             input = {reinterpret_cast<const std::byte*>(data), len};
         } else {
-            if (pieces == 2) joined.assign(reinterpret_cast<const char*>(input.data()), input.size());
+            if (pieces == 2)
+                joined.assign(reinterpret_cast<const char*>(input.data()), input.size());
             joined.append(data, len);
         }
     }
@@ -372,7 +379,8 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     if (compressor == nullptr) compressor = &local_compressor;
     const std::size_t cap = mc::OneShotCompressor::bound(ctx->coding, input.size());
     auto* out = static_cast<char*>(apr_bucket_alloc(cap, f->c->bucket_alloc));
-    const auto done = compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
+    const auto done =
+        compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
     if (!done.is_ok()) {
         apr_bucket_free(out);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00011) "%s compression failed: %s",
@@ -383,11 +391,13 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(input.size()),
               static_cast<apr_off_t>(n));
     ap_set_content_length(r, static_cast<apr_off_t>(n));
-    if (ctx->sink.copying() && static_cast<std::int64_t>(n) <= dir_config(r).cache_max_entry_value()) {
+    if (ctx->sink.copying() &&
+        static_cast<std::int64_t>(n) <= dir_config(r).cache_max_entry_value()) {
         store_in_cache(r, ctx->level, {out, n});
     }
     ctx->done = true;
-    APR_BRIGADE_INSERT_TAIL(ctx->bb, apr_bucket_heap_create(out, n, apr_bucket_free, f->c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(ctx->bb,
+                            apr_bucket_heap_create(out, n, apr_bucket_free, f->c->bucket_alloc));
     apr_bucket* eos = APR_BRIGADE_LAST(bb);
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
@@ -402,7 +412,8 @@ apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     }
     set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(ctx->encoder->bytes_in()),
               static_cast<apr_off_t>(ctx->encoder->bytes_out()));
-    if (ctx->whole_body) ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
+    if (ctx->whole_body)
+        ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     ctx->encoder.reset();  // free the library state now, not at the end of the request
     ctx->done = true;
     ctx->sink.seal();
@@ -447,7 +458,8 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             return rv;
         }
         if (APR_BUCKET_IS_FLUSH(e)) {
-            if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kSync); rv != APR_SUCCESS) return rv;
+            if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kSync); rv != APR_SUCCESS)
+                return rv;
             ctx->sink.seal();
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->bb, e);
@@ -469,7 +481,8 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
         }
         if (rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, MC_LOGNO(00003) "reading the response failed");
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
+                          MC_LOGNO(00003) "reading the response failed");
             return rv;
         }
         if (len > 0) {
@@ -478,7 +491,8 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             // compress in one pass (zstd skips its input buffer) instead of a second, empty call.
             const apr_bucket* next = APR_BUCKET_NEXT(e);
             const bool last = next != APR_BRIGADE_SENTINEL(bb) && APR_BUCKET_IS_EOS(next);
-            if ((rv = encode(r, ctx, in, last ? mc::Flush::kFinish : mc::Flush::kNone)) != APR_SUCCESS) {
+            if ((rv = encode(r, ctx, in, last ? mc::Flush::kFinish : mc::Flush::kNone)) !=
+                APR_SUCCESS) {
                 return rv;
             }
             ctx->finished = last;
@@ -497,7 +511,8 @@ apr_status_t guarded_run(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     try {
         return run(f, bb, Own());
     } catch (const std::exception& ex) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00004) "filter failed: %s", ex.what());
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00004) "filter failed: %s",
+                      ex.what());
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, f->r, MC_LOGNO(00005) "filter failed");
     }
@@ -523,9 +538,15 @@ apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     return ap_pass_brigade(f->next, bb);
 }
 
-constexpr mc::CodingSet own_deflate() { return {mc::Coding::kGzip, mc::Coding::kDeflate}; }
-constexpr mc::CodingSet own_brotli() { return {mc::Coding::kBrotli}; }
-constexpr mc::CodingSet own_zstd() { return {mc::Coding::kZstd}; }
+constexpr mc::CodingSet own_deflate() {
+    return {mc::Coding::kGzip, mc::Coding::kDeflate};
+}
+constexpr mc::CodingSet own_brotli() {
+    return {mc::Coding::kBrotli};
+}
+constexpr mc::CodingSet own_zstd() {
+    return {mc::Coding::kZstd};
+}
 constexpr mc::CodingSet own_multi() {
     return {mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli, mc::Coding::kZstd};
 }
@@ -596,7 +617,8 @@ void reinsert_for_304(request_rec* r) noexcept {
 int strip_conditional_suffixes(request_rec* r) noexcept {
     try {
         const char* inm = apr_table_get(r->headers_in, "If-None-Match");
-        if (inm == nullptr || dir_config(r).etag_value() != mc::ETagMode::kAddSuffix) return DECLINED;
+        if (inm == nullptr || dir_config(r).etag_value() != mc::ETagMode::kAddSuffix)
+            return DECLINED;
         const std::string stripped = mc::strip_etag_suffixes(inm);
         if (stripped != inm) {
             apr_table_set(r->headers_in, "If-None-Match", stripped.c_str());

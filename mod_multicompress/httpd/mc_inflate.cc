@@ -50,7 +50,8 @@ mc::InflateLimits limits_for(const request_rec* r, bool request_body) {
 }
 
 struct InflateCtx {
-    InflateCtx(apr_bucket_brigade* raw_bb, apr_bucket_brigade* out_bb, std::unique_ptr<mc::Decoder> d)
+    InflateCtx(apr_bucket_brigade* raw_bb, apr_bucket_brigade* out_bb,
+               std::unique_ptr<mc::Decoder> d)
         : raw(raw_bb), out(out_bb), sink(out_bb, kChunk), decoder(std::move(d)) {}
     apr_bucket_brigade* raw;  ///< input read from below (input filter only)
     apr_bucket_brigade* out;  ///< decoded data not yet handed on
@@ -61,8 +62,8 @@ struct InflateCtx {
 };
 
 void unset_encoding_headers(apr_table_t* t) {
-    for (const char* h : {"Content-Encoding", "Content-Length", "Content-MD5", "Content-Digest",
-                          "Repr-Digest"}) {
+    for (const char* h :
+         {"Content-Encoding", "Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
         apr_table_unset(t, h);
     }
 }
@@ -80,7 +81,7 @@ apr_status_t decode_bucket(request_rec* r, InflateCtx* ctx, apr_bucket* e, const
     const bool limit = st.code() == mc::Code::kLimitExceeded;
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                   MC_LOGNO(00020) "%s: %s after %" APR_UINT64_T_FMT " bytes in, %" APR_UINT64_T_FMT
-                  " bytes out",
+                                  " bytes out",
                   what, st.reason(), static_cast<apr_uint64_t>(ctx->decoder->total_in()),
                   static_cast<apr_uint64_t>(ctx->decoder->total_out()));
     ctx->decoder.reset();
@@ -121,7 +122,8 @@ apr_status_t inflate_in(ap_filter_t* f, apr_bucket_brigade* bb, ap_input_mode_t 
             unset_encoding_headers(r->headers_in);
             ctx->headers_done = true;
         }
-        if (APR_BRIGADE_EMPTY(ctx->raw)) return block == APR_NONBLOCK_READ ? APR_EAGAIN : APR_SUCCESS;
+        if (APR_BRIGADE_EMPTY(ctx->raw))
+            return block == APR_NONBLOCK_READ ? APR_EAGAIN : APR_SUCCESS;
         while (!APR_BRIGADE_EMPTY(ctx->raw)) {
             apr_bucket* e = APR_BRIGADE_FIRST(ctx->raw);
             if (APR_BUCKET_IS_EOS(e)) {
@@ -206,8 +208,9 @@ apr_status_t inflate_out(ap_filter_t* f, apr_bucket_brigade* bb) {
         unset_encoding_headers(r->headers_out);
         unset_encoding_headers(r->err_headers_out);
         r->content_encoding = nullptr;
-        ctx = pool_new<InflateCtx>(r->pool, nullptr, apr_brigade_create(r->pool, f->c->bucket_alloc),
-                                   std::move(decoder).value());
+        ctx =
+            pool_new<InflateCtx>(r->pool, nullptr, apr_brigade_create(r->pool, f->c->bucket_alloc),
+                                 std::move(decoder).value());
         f->ctx = ctx;
     }
     if (ctx->eos || ctx->decoder == nullptr) {

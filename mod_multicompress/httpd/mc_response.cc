@@ -50,9 +50,9 @@ void merge_vary(request_rec* r) {
 // Every place httpd keeps a response's content coding, joined.
 std::string content_encoding_of(const request_rec* r) {
     std::string all;
-    for (const char* v : {apr_table_get(r->headers_out, "Content-Encoding"),
-                          apr_table_get(r->err_headers_out, "Content-Encoding"),
-                          r->content_encoding}) {
+    for (const char* v :
+         {apr_table_get(r->headers_out, "Content-Encoding"),
+          apr_table_get(r->err_headers_out, "Content-Encoding"), r->content_encoding}) {
         if (v == nullptr) continue;
         if (!all.empty()) all += ", ";
         all += v;
@@ -119,15 +119,14 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
 }
 
 RequestState* request_state(request_rec* r, bool create) {
-    auto* st = static_cast<RequestState*>(
-        ap_get_module_config(r->request_config, &multicompress_module));
+    auto* st =
+        static_cast<RequestState*>(ap_get_module_config(r->request_config, &multicompress_module));
     if (st == nullptr && create) {
         st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
         ap_set_module_config(r->request_config, &multicompress_module, st);
     }
     return st;
 }
-
 
 void set_source(request_rec* r, const mc::Config& cfg, const char* source) {
     apr_table_setn(r->subprocess_env, "MULTICOMPRESS_SOURCE", source);

@@ -19,13 +19,13 @@ namespace mc::httpd {
 /// Per-request state kept in r->request_config.
 struct RequestState {
     static constexpr std::size_t kMaxHarnesses = 4;
-    mc::CodingSet codings;           ///< our filters on the response, as seen at insert_filter
+    mc::CodingSet codings;  ///< our filters on the response, as seen at insert_filter
     /// mod_filter harnesses with one of our filters as a provider, for a 304 (see
     /// remember_filters in mc_filter.cc).
     std::array<const ap_filter_rec_t*, kMaxHarnesses> harnesses{};
     std::size_t n_harnesses = 0;
-    bool not_modified_done = false;  ///< the 304's Vary and ETag are set
-    const char* cache_key = nullptr; ///< set on a cache miss: the live response fills the entry
+    bool not_modified_done = false;   ///< the 304's Vary and ETag are set
+    const char* cache_key = nullptr;  ///< set on a cache miss: the live response fills the entry
     mc::Coding cache_coding = mc::Coding::kIdentity;
 };
 

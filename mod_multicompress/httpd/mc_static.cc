@@ -27,7 +27,8 @@ namespace {
 
 // Whether the default handler would serve this request as a plain file.
 bool is_static_file(const request_rec* r) {
-    if (r->main != nullptr || r->method_number != M_GET || r->finfo.filetype != APR_REG) return false;
+    if (r->main != nullptr || r->method_number != M_GET || r->finfo.filetype != APR_REG)
+        return false;
     if (r->path_info != nullptr && *r->path_info != '\0') return false;
     // httpd names the handler after the content type when nothing else claimed the request.
     const char* h = r->handler;
@@ -90,16 +91,19 @@ int try_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding) {
     apr_file_t* fd = nullptr;
     if (apr_file_open(&fd, path, APR_READ | APR_BINARY | APR_SENDFILE_ENABLED, 0, r->pool) !=
         APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, MC_LOGNO(00030) "cannot open sidecar %s", path);
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, MC_LOGNO(00030) "cannot open sidecar %s",
+                      path);
         return DECLINED;
     }
     if (coding == mc::Coding::kZstd && !zstd_window_ok(fd)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                      MC_LOGNO(00031) "not serving %s: its zstd window is over 8 MiB (RFC 9659)", path);
+                      MC_LOGNO(00031) "not serving %s: its zstd window is over 8 MiB (RFC 9659)",
+                      path);
         apr_file_close(fd);
         return DECLINED;
     }
-    if (const int cond = set_validators_and_headers(r, cfg, coding, side.size, "sidecar"); cond != OK) {
+    if (const int cond = set_validators_and_headers(r, cfg, coding, side.size, "sidecar");
+        cond != OK) {
         apr_file_close(fd);
         return cond;
     }
@@ -121,12 +125,14 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
         return DECLINED;
     }
     if (hit.level < cfg.cache_level_for(coding)) cache_request_upgrade(r, key, coding);
-    const int cond = set_validators_and_headers(r, cfg, coding, static_cast<apr_off_t>(hit.size), "cache");
+    const int cond =
+        set_validators_and_headers(r, cfg, coding, static_cast<apr_off_t>(hit.size), "cache");
     if (cond != OK) return cond;
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache hit (level %d, %" APR_SIZE_T_FMT " bytes)", hit.level, hit.size);
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache hit (level %d, %" APR_SIZE_T_FMT " bytes)",
+                  hit.level, hit.size);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_pool_create(hit.data, hit.size, r->pool,
-                                                       r->connection->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(
+        bb, apr_bucket_pool_create(hit.data, hit.size, r->pool, r->connection->bucket_alloc));
     return send_brigade(r, bb);
 }
 

@@ -206,7 +206,9 @@ int default_static_level(Coding c) {
     return 0;
 }
 
-std::span<const std::string_view> default_types() { return kDefaultTypes; }
+std::span<const std::string_view> default_types() {
+    return kDefaultTypes;
+}
 
 bool has_selected_type(std::string_view name, std::span<const std::string> types) {
     const std::size_t dot = name.rfind('.');

@@ -40,7 +40,9 @@ constexpr int kExitInterrupted = 130;
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
 
-void on_signal(int /*signo*/) { g_stop.store(true); }
+void on_signal(int /*signo*/) {
+    g_stop.store(true);
+}
 
 void install_signal_handlers() {
     struct sigaction sa {};

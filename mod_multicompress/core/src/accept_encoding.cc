@@ -12,11 +12,22 @@ bool is_tchar(char c) {
     // RFC 9110 §5.6.2 token characters.
     if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
     switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
-            return true;
-        default:
-            return false;
+        case '!':
+        case '#':
+        case '$':
+        case '%':
+        case '&':
+        case '\'':
+        case '*':
+        case '+':
+        case '-':
+        case '.':
+        case '^':
+        case '_':
+        case '`':
+        case '|':
+        case '~': return true;
+        default: return false;
     }
 }
 
@@ -84,7 +95,7 @@ AcceptEncoding AcceptEncoding::parse(std::string_view header, bool present) {
         const std::string_view name = trim_ows(member.substr(0, semi));
         if (!is_token(name)) continue;  // empty members ("a,,b") and garbage are ignored
         const int q = member_weight(semi == std::string_view::npos ? std::string_view{}
-                                                                    : member.substr(semi + 1));
+                                                                   : member.substr(semi + 1));
         if (q == kQUnset) continue;
 
         int* slot = nullptr;

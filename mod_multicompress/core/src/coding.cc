@@ -27,7 +27,9 @@ std::string_view sidecar_suffix(Coding c) {
 }
 
 namespace {
-constexpr char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+constexpr char lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+}
 }  // namespace
 
 bool iequals(std::string_view a, std::string_view b) {

@@ -112,9 +112,12 @@ Status parse_size(std::string_view s, std::int64_t min, std::int64_t max, std::i
     std::int64_t mult = 1;
     if (!s.empty()) {
         switch (s.back()) {
-            case 'k': case 'K': mult = std::int64_t{1} << 10; break;
-            case 'm': case 'M': mult = std::int64_t{1} << 20; break;
-            case 'g': case 'G': mult = std::int64_t{1} << 30; break;
+            case 'k':
+            case 'K': mult = std::int64_t{1} << 10; break;
+            case 'm':
+            case 'M': mult = std::int64_t{1} << 20; break;
+            case 'g':
+            case 'G': mult = std::int64_t{1} << 30; break;
             default: break;
         }
         if (mult != 1) s.remove_suffix(1);

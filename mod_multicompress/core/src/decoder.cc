@@ -175,7 +175,8 @@ Result<std::unique_ptr<Decoder>> build(A... args) {
 }  // namespace
 
 Result<std::unique_ptr<Decoder>> make_decoder(Coding c, const InflateLimits& limits) {
-    Result<std::unique_ptr<Decoder>> made = Status{Code::kInvalidArgument, "no decoder for identity"};
+    Result<std::unique_ptr<Decoder>> made =
+        Status{Code::kInvalidArgument, "no decoder for identity"};
     switch (c) {
         case Coding::kGzip: made = build<ZlibDecoder>(true); break;
         case Coding::kDeflate: made = build<ZlibDecoder>(false); break;

@@ -29,7 +29,6 @@ bool is_identity_encoding(std::string_view content_encoding) {
     return true;
 }
 
-
 namespace {
 constexpr std::array<std::string_view, 4> kSuffixes = {"-gzip", "-deflate", "-br", "-zstd"};
 }  // namespace

@@ -59,15 +59,16 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
             std::size_t rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
             // RFC 9659: at most an 8 MiB window; tune() sized it to the body.
-            if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
+            if (!ZSTD_isError(rc))
+                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
             if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
-            const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), in.data(), in.size());
+            const std::size_t n =
+                ZSTD_compress2(cctx, out.data(), out.size(), in.data(), in.size());
             if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
             return n;
         }
         case Coding::kBrotli:
-        case Coding::kIdentity:
-            break;
+        case Coding::kIdentity: break;
     }
     return Status{Code::kInvalidArgument, "no one-shot path for this coding"};
 }

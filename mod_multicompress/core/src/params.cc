@@ -71,7 +71,8 @@ EncoderParams tune(EncoderParams p) {
     if (p.mem_level == 0) p.mem_level = kDefaultMemLevel;
     p.mem_level = std::clamp(p.mem_level, kMemLevelRange.min, kMemLevelRange.max);
     if (p.brotli_lgblock != 0) {
-        p.brotli_lgblock = std::clamp(p.brotli_lgblock, kBrotliBlockRange.min, kBrotliBlockRange.max);
+        p.brotli_lgblock =
+            std::clamp(p.brotli_lgblock, kBrotliBlockRange.min, kBrotliBlockRange.max);
     }
     if (p.size_hint < 0) return p;
 
@@ -94,8 +95,7 @@ EncoderParams tune(EncoderParams p) {
             p.window_log = window_for_length(p.size_hint, windows.min, cap, 0);
             break;
         }
-        case Coding::kIdentity:
-            break;
+        case Coding::kIdentity: break;
     }
     return p;
 }

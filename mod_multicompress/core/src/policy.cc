@@ -59,7 +59,8 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
     if (v.env_no_brotli) allowed.remove(Coding::kBrotli);
     if (v.env_no_zstd) allowed.remove(Coding::kZstd);
 
-    const AcceptEncoding accept = AcceptEncoding::parse(v.accept_encoding, v.accept_encoding_present);
+    const AcceptEncoding accept =
+        AcceptEncoding::parse(v.accept_encoding, v.accept_encoding_present);
     d.coding = negotiate(accept, cfg.encodings(), allowed);
     if (d.coding == Coding::kIdentity && v.env_force_gzip && allowed.has(Coding::kGzip)) {
         // mod_deflate's force-gzip: gzip even if the client did not ask for it.
@@ -67,8 +68,7 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
         d.reason = "force-gzip is set";
         return d;
     }
-    d.reason = d.coding == Coding::kIdentity ? "client accepts no enabled encoding"
-                                             : "negotiated";
+    d.reason = d.coding == Coding::kIdentity ? "client accepts no enabled encoding" : "negotiated";
     return d;
 }
 

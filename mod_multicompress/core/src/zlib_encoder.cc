@@ -21,8 +21,8 @@ public:
     Status init(const EncoderParams& p) {
         // windowBits + 16: zlib writes the gzip header and CRC-32 trailer (RFC 1952).
         const int wbits = coding_ == Coding::kGzip ? p.window_log + 16 : p.window_log;
-        const int rc = deflateInit2(&zs_, p.level, Z_DEFLATED, wbits, p.mem_level,
-                                    Z_DEFAULT_STRATEGY);
+        const int rc =
+            deflateInit2(&zs_, p.level, Z_DEFLATED, wbits, p.mem_level, Z_DEFAULT_STRATEGY);
         if (rc == Z_MEM_ERROR) return {Code::kOutOfMemory, "zlib: out of memory"};
         if (rc != Z_OK) return {Code::kLibraryError, "zlib: deflateInit2 failed"};
         initialized_ = true;
@@ -79,7 +79,8 @@ private:
             }
             // Z_BUF_ERROR only means "no progress possible" (e.g. a flush with nothing new);
             // it is benign here, as mod_deflate notes.
-            if (rc != Z_OK && rc != Z_BUF_ERROR) return {Code::kLibraryError, "zlib: deflate failed"};
+            if (rc != Z_OK && rc != Z_BUF_ERROR)
+                return {Code::kLibraryError, "zlib: deflate failed"};
             // Done when all input is taken and zlib did not fill the space (so it has nothing
             // pending for this flush mode). Z_FINISH loops until Z_STREAM_END.
             if (mode != Z_FINISH && zs_.avail_in == 0 && zs_.avail_out != 0) return Status::ok();

@@ -19,7 +19,9 @@ inline constexpr std::size_t kCodingCount = 5;
 inline constexpr std::array<Coding, 4> kAllCompressing = {Coding::kZstd, Coding::kBrotli,
                                                           Coding::kGzip, Coding::kDeflate};
 
-constexpr std::size_t index(Coding c) { return static_cast<std::size_t>(c); }
+constexpr std::size_t index(Coding c) {
+    return static_cast<std::size_t>(c);
+}
 
 /// A set of codings, as a bit mask.
 class CodingSet {
@@ -32,13 +34,19 @@ public:
     constexpr void remove(Coding c) { bits_ = static_cast<std::uint8_t>(bits_ & ~bit(c)); }
     [[nodiscard]] constexpr bool has(Coding c) const { return (bits_ & bit(c)) != 0; }
     [[nodiscard]] constexpr bool empty() const { return bits_ == 0; }
-    [[nodiscard]] constexpr CodingSet operator|(CodingSet o) const { return from_bits(bits_ | o.bits_); }
-    [[nodiscard]] constexpr CodingSet operator&(CodingSet o) const { return from_bits(bits_ & o.bits_); }
+    [[nodiscard]] constexpr CodingSet operator|(CodingSet o) const {
+        return from_bits(bits_ | o.bits_);
+    }
+    [[nodiscard]] constexpr CodingSet operator&(CodingSet o) const {
+        return from_bits(bits_ & o.bits_);
+    }
     [[nodiscard]] constexpr bool operator==(const CodingSet&) const = default;
     [[nodiscard]] constexpr std::uint8_t bits() const { return bits_; }
 
 private:
-    static constexpr std::uint8_t bit(Coding c) { return static_cast<std::uint8_t>(1u << index(c)); }
+    static constexpr std::uint8_t bit(Coding c) {
+        return static_cast<std::uint8_t>(1u << index(c));
+    }
     static constexpr CodingSet from_bits(unsigned b) {
         CodingSet s;
         s.bits_ = static_cast<std::uint8_t>(b);

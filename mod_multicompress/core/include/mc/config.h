@@ -59,7 +59,9 @@ struct Config {
     [[nodiscard]] std::span<const Coding> encodings() const;
     [[nodiscard]] int level_for(Coding c) const;
     [[nodiscard]] int window_for(Coding c) const;  ///< 0: library default
-    [[nodiscard]] int mem_level_value() const { return mem_level < 0 ? kDefaultMemLevel : mem_level; }
+    [[nodiscard]] int mem_level_value() const {
+        return mem_level < 0 ? kDefaultMemLevel : mem_level;
+    }
     [[nodiscard]] std::int64_t min_length_value() const {
         return min_length < 0 ? kDefaultMinLength : min_length;
     }
@@ -69,7 +71,9 @@ struct Config {
     [[nodiscard]] ETagMode etag_value() const {
         return etag == ETagMode::kUnset ? ETagMode::kAddSuffix : etag;
     }
-    [[nodiscard]] bool honor_no_transform() const { return no_transform != NoTransformMode::kIgnore; }
+    [[nodiscard]] bool honor_no_transform() const {
+        return no_transform != NoTransformMode::kIgnore;
+    }
     [[nodiscard]] const char* note(NoteKind k) const { return notes[static_cast<std::size_t>(k)]; }
     [[nodiscard]] bool static_on() const { return static_files == Toggle::kOn; }
     [[nodiscard]] bool cache_on() const { return cache == Toggle::kOn; }

@@ -34,9 +34,9 @@ inline constexpr Range kBrotliBlockRange{16, 24};
 struct EncoderParams {
     Coding coding = Coding::kGzip;
     int level = 6;
-    int window_log = 0;   ///< 0: library default (zstd: from level, capped to 23)
-    int mem_level = 0;    ///< zlib only; 0: kDefaultMemLevel
-    int brotli_lgblock = 0;  ///< brotli only; 0: library default
+    int window_log = 0;           ///< 0: library default (zstd: from level, capped to 23)
+    int mem_level = 0;            ///< zlib only; 0: kDefaultMemLevel
+    int brotli_lgblock = 0;       ///< brotli only; 0: library default
     std::int64_t size_hint = -1;  ///< expected body length when known, else -1
     /// The body is exactly size_hint bytes (it is in hand): zstd may pledge it in the frame.
     /// Never set from a Content-Length alone, which a handler may get wrong.
