@@ -14,6 +14,8 @@
 
 #include <array>
 #include <memory>
+#include <vector>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -163,32 +165,37 @@ apr_off_t whole_body_length(apr_bucket_brigade* bb, bool& plain) {
     return len;
 }
 
-apr_status_t destroy_one_shot(void* data) noexcept {
-    delete static_cast<mc::OneShotCompressor*>(data);
-    return APR_SUCCESS;
-}
+// One-shot compressors shared by the threads of a child process: a thread takes one for a body
+// and gives it back, so library state stays warm without one copy per thread (event MPM children
+// run dozens of threads). At most kPoolSize are kept; more are made when needed and freed after.
+class CompressorPool {
+public:
+    static constexpr std::size_t kPoolSize = 4;
 
-// The calling thread's one-shot compressor (kept for the thread's life, so zstd and libdeflate
-// state is allocated once per thread, not once per response), or nullptr.
-mc::OneShotCompressor* thread_compressor() {
-#if AP_HAS_THREAD_LOCAL
-    apr_thread_t* thread = ap_thread_current();
-    if (thread == nullptr) return nullptr;
-    void* data = nullptr;
-    if (apr_thread_data_get(&data, "mc-one-shot", thread) == APR_SUCCESS && data != nullptr) {
-        return static_cast<mc::OneShotCompressor*>(data);
+    std::unique_ptr<mc::OneShotCompressor> take() {
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            if (!free_.empty()) {
+                auto c = std::move(free_.back());
+                free_.pop_back();
+                return c;
+            }
+        }
+        return std::make_unique<mc::OneShotCompressor>();
     }
-    auto* made = new (std::nothrow) mc::OneShotCompressor();
-    if (made != nullptr &&
-        apr_thread_data_set(made, "mc-one-shot", destroy_one_shot, thread) != APR_SUCCESS) {
-        delete made;
-        made = nullptr;
+
+    void give_back(std::unique_ptr<mc::OneShotCompressor> c) {
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (free_.size() < kPoolSize) free_.push_back(std::move(c));
     }
-    return made;
-#else
-    return nullptr;
-#endif
-}
+
+private:
+    std::mutex mu_;
+    std::vector<std::unique_ptr<mc::OneShotCompressor>> free_;
+};
+
+// Created per child in filter_child_init, read-only afterwards (the pool locks itself).
+CompressorPool* g_compressors = nullptr;
 
 apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
     ap_remove_output_filter(f);
@@ -374,13 +381,14 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     }
     if (pieces > 1) input = std::as_bytes(std::span<const char>(joined.data(), joined.size()));
 
-    mc::OneShotCompressor local_compressor;
-    mc::OneShotCompressor* compressor = thread_compressor();
-    if (compressor == nullptr) compressor = &local_compressor;
+    std::unique_ptr<mc::OneShotCompressor> compressor =
+        g_compressors != nullptr ? g_compressors->take()
+                                 : std::make_unique<mc::OneShotCompressor>();
     const std::size_t cap = mc::OneShotCompressor::bound(ctx->coding, input.size());
     auto* out = static_cast<char*>(apr_bucket_alloc(cap, f->c->bucket_alloc));
     const auto done =
         compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
+    if (g_compressors != nullptr) g_compressors->give_back(std::move(compressor));
     if (!done.is_ok()) {
         apr_bucket_free(out);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00011) "%s compression failed: %s",
@@ -565,6 +573,15 @@ apr_status_t out_multi(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
 }
 
 }  // namespace
+
+void filter_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
+    try {
+        g_compressors = pool_new<CompressorPool>(pchild);
+    } catch (...) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
+                     MC_LOGNO(00012) "cannot create the compressor pool");
+    }
+}
 
 void register_output_filters() {
     ap_register_output_filter("DEFLATE", out_deflate, nullptr, AP_FTYPE_CONTENT_SET);

@@ -8,6 +8,9 @@
 
 namespace mc::httpd {
 
+/// child_init hook: the child's pool of one-shot compressors.
+void filter_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
+
 /// Registers the four output filters.
 void register_output_filters();
 

@@ -27,6 +27,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // After the socache providers' modules have set themselves up.
     ap_hook_post_config(mc::httpd::cache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::cache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(mc::httpd::filter_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_check_config(mc::httpd::refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
 }
 

@@ -15,9 +15,11 @@ struct OneShotCompressor::ZstdHolder {
 OneShotCompressor::OneShotCompressor() = default;
 
 OneShotCompressor::~OneShotCompressor() {
-    for (libdeflate_compressor* c : deflate_) {
-        if (c != nullptr) libdeflate_free_compressor(c);
-    }
+    if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
+}
+
+std::size_t OneShotCompressor::retained_bytes() const {
+    return zstd_ && zstd_->cctx != nullptr ? ZSTD_sizeof_CCtx(zstd_->cctx) : 0;
 }
 
 bool OneShotCompressor::supports(Coding c) {
@@ -42,8 +44,12 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
         case Coding::kGzip:
         case Coding::kDeflate: {
             // zlib levels 1–9 map onto libdeflate's 1–9, which compress at least as well.
-            libdeflate_compressor*& c = deflate_[static_cast<std::size_t>(p.level)];
-            if (c == nullptr) c = libdeflate_alloc_compressor(p.level);
+            if (deflate_ == nullptr || deflate_level_ != p.level) {
+                if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
+                deflate_ = libdeflate_alloc_compressor(p.level);
+                deflate_level_ = p.level;
+            }
+            libdeflate_compressor* c = deflate_;
             if (c == nullptr) return Status{Code::kOutOfMemory, "libdeflate: cannot allocate"};
             const std::size_t n =
                 p.coding == Coding::kGzip
@@ -64,6 +70,7 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
             const std::size_t n =
                 ZSTD_compress2(cctx, out.data(), out.size(), in.data(), in.size());
+            if (retained_bytes() > kOneShotKeepLimit) zstd_.reset();
             if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
             return n;
         }

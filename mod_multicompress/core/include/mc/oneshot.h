@@ -4,7 +4,6 @@
 // a reused ZSTD_CCtx. Used when a response's whole body is in hand (EOS in the first brigade).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -17,8 +16,9 @@ struct libdeflate_compressor;
 
 namespace mc {
 
-/// Not thread-safe: one per thread. Holds at most one compressor per gzip level and one zstd
-/// context, allocated on first use and reused (the zstd context is reset between bodies).
+/// Not thread-safe: one user at a time. Holds one libdeflate compressor (for the last level used)
+/// and one zstd context, allocated on first use and reused (the zstd context is reset between
+/// bodies, and dropped when it grew past kOneShotKeepLimit).
 class OneShotCompressor {
 public:
     OneShotCompressor();
@@ -36,10 +36,18 @@ public:
     Result<std::size_t> compress(const EncoderParams& params, std::span<const std::byte> in,
                                  std::span<std::byte> out);
 
+    /// Bytes of library state held between bodies (for bounding what a pool keeps).
+    [[nodiscard]] std::size_t retained_bytes() const;
+
 private:
     struct ZstdHolder;
-    std::array<libdeflate_compressor*, 13> deflate_{};  // by libdeflate level 1–12
+    libdeflate_compressor* deflate_ = nullptr;  ///< for deflate_level_
+    int deflate_level_ = 0;
     std::unique_ptr<ZstdHolder> zstd_;
 };
+
+/// Most bytes of zstd state kept after a body: a context grown by a large body at a high level
+/// (tens of MB) is freed rather than kept for the next, usually small, one.
+inline constexpr std::size_t kOneShotKeepLimit = 4 * 1024 * 1024;
 
 }  // namespace mc

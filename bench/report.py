@@ -1,0 +1,310 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Turns bench/run's raw results into results.md (Markdown tables) and chart.png (matplotlib)."""
+
+from __future__ import annotations
+
+import math
+
+SERVER_ORDER = ["mod_deflate", "mod_brotli", "mod_multicompress", "nginx", "precompressed"]
+OURS = "mod_multicompress"
+
+
+def anchor_key(case: dict) -> tuple | None:
+    """(file, coding, level, server) of the row a case is compared with, in the same run."""
+    c, lvl = case["coding"], case["level"]
+    if c == "gzip":
+        return (case["file"], "gzip", lvl, "mod_deflate")
+    if c == "br":
+        return (case["file"], "br", lvl, "mod_brotli")
+    if c == "zstd":
+        return (case["file"], "gzip", 6, "mod_deflate")
+    return None
+
+
+def variant(case: dict) -> str:
+    return "identity" if case["coding"] == "identity" else f"{case['coding']}-{case['level']}"
+
+
+def add_ratios(cases: list[dict]) -> None:
+    by_key = {(c["file"], c["coding"], c["level"], c["server"]): c for c in cases}
+    for c in cases:
+        a = by_key.get(anchor_key(c)) if anchor_key(c) else None
+        c["anchor"] = f"{a['server']} {variant(a)}" if a else None
+        if a and a.get("req_per_cpu_s") and c.get("req_per_cpu_s"):
+            c["x_req_per_cpu"] = c["req_per_cpu_s"] / a["req_per_cpu_s"]
+        else:
+            c["x_req_per_cpu"] = None
+        if a and a.get("body_bytes") and c.get("body_bytes") is not None:
+            c["x_bytes"] = c["body_bytes"] / a["body_bytes"]
+        else:
+            c["x_bytes"] = None
+
+
+def _f(v, fmt="{:.0f}"):
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+
+
+def _sort_key(c: dict):
+    order = {"identity": 0, "gzip": 1, "br": 2, "zstd": 3}
+    return (order[c["coding"]], c["level"], SERVER_ORDER.index(c["server"]))
+
+
+def results_table(cases: list[dict], files: list[str]) -> list[str]:
+    out = []
+    for f in files:
+        rows = sorted((c for c in cases if c["file"] == f), key=_sort_key)
+        if not rows:
+            continue
+        out += [f"#### `{f}`", "",
+                "| coding | server | req/s | CPU µs/req | req/CPU-s | body bytes | "
+                "× anchor req/CPU-s | × anchor bytes | anchor |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        for c in rows:
+            name = f"**{c['server']}**" if c["server"] == OURS else c["server"]
+            out.append(
+                f"| {variant(c)} | {name} | {_f(c.get('req_per_s'))} | "
+                f"{_f(c.get('cpu_us_per_req'), '{:.1f}')} | {_f(c.get('req_per_cpu_s'))} | "
+                f"{_f(c.get('body_bytes'))} | {_f(c.get('x_req_per_cpu'), '{:.2f}')} | "
+                f"{_f(c.get('x_bytes'), '{:.3f}')} | {c.get('anchor') or ''} |")
+        out.append("")
+    return out
+
+
+def _find(cases, file, coding, level, server):
+    for c in cases:
+        if (c["file"], c["coding"], c["level"], c["server"]) == (file, coding, level, server):
+            return c
+    return None
+
+
+def targets(cases: list[dict], rss: list[dict], mid: str, small: str) -> list[str]:
+    """The targets of issue 5, each with the ratio reached in this run."""
+    out = ["| target | reached | met |", "|---|---|---|"]
+
+    def row(name, text, ok):
+        out.append(f"| {name} | {text} | {'yes' if ok else ('**no**' if ok is False else '–')} |")
+
+    z = _find(cases, mid, "zstd", 3, OURS)
+    if z and z.get("x_req_per_cpu") is not None:
+        row(f"zstd-3 ≥ 5× mod_deflate-6 req/CPU-s on `{mid}`, bytes ≤ 1.03×",
+            f"{z['x_req_per_cpu']:.2f}×, bytes {z['x_bytes']:.3f}×",
+            z["x_req_per_cpu"] >= 5 and z["x_bytes"] <= 1.03)
+    else:
+        row("zstd-3 vs mod_deflate-6", "not measured", None)
+
+    for coding, need, anchor in (("gzip", 1.5, "mod_deflate"), ("br", 1.2, "mod_brotli")):
+        ours = [c for c in cases if c["server"] == OURS and c["coding"] == coding
+                and c.get("x_req_per_cpu") is not None]
+        if not ours:
+            row(f"{coding} vs {anchor}", "not measured", None)
+            continue
+        worst = min(ours, key=lambda c: c["x_req_per_cpu"])
+        worst_b = max(ours, key=lambda c: c["x_bytes"])
+        mid_rows = [c for c in ours if c["file"] == mid]
+        mid_txt = ", ".join(f"{variant(c)} {c['x_req_per_cpu']:.2f}× (bytes {c['x_bytes']:.3f}×)"
+                            for c in sorted(mid_rows, key=lambda c: c["level"]))
+        row(f"{coding} ≥ {need}× {anchor} req/CPU-s at the same level, bytes ≤ 1.0×",
+            f"`{mid}`: {mid_txt}; worst file: `{worst['file']}` {variant(worst)} "
+            f"{worst['x_req_per_cpu']:.2f}×; largest bytes: `{worst_b['file']}` "
+            f"{worst_b['x_bytes']:.3f}×",
+            all(c["x_req_per_cpu"] >= need and c["x_bytes"] <= 1.0 for c in ours))
+
+    for coding in ("gzip", "br"):
+        pairs = []
+        for c in cases:
+            if c["server"] != OURS or c["coding"] != coding:
+                continue
+            n = _find(cases, c["file"], coding, c["level"], "nginx")
+            if n and n.get("req_per_cpu_s") and c.get("req_per_cpu_s"):
+                pairs.append((c, c["req_per_cpu_s"] / n["req_per_cpu_s"]))
+        if not pairs:
+            row(f"{coding}: ahead of nginx", "not measured", None)
+            continue
+        worst = min(pairs, key=lambda p: p[1])
+        behind = [f"`{c['file']}` {variant(c)} {x:.2f}×" for c, x in pairs if x < 1.0]
+        row(f"{coding}: ahead of nginx at the same level on every file",
+            f"min {worst[1]:.2f}× (`{worst[0]['file']}` {variant(worst[0])})"
+            + (f"; behind on {', '.join(behind)}" if behind else ""),
+            not behind)
+
+    plain = _find(cases, small, "identity", 0, "precompressed")
+    if plain and plain.get("cpu_us_per_req"):
+        parts, ok = [], None
+        for server, coding, level in ((OURS, "gzip", 6), (OURS, "br", 4), (OURS, "br", 5),
+                                      (OURS, "zstd", 3), ("mod_deflate", "gzip", 6),
+                                      ("mod_brotli", "br", 5), ("nginx", "gzip", 6)):
+            c = _find(cases, small, coding, level, server)
+            if c and c.get("cpu_us_per_req"):
+                x = c["cpu_us_per_req"] / plain["cpu_us_per_req"]
+                parts.append(f"{server} {coding}-{level} {x:.2f}×")
+                if server == OURS:
+                    ok = (ok is not False) and x <= 1.5
+        base = f"uncompressed: plain Apache {plain['cpu_us_per_req']:.0f} µs/req"
+        ours_id = _find(cases, small, "identity", 0, OURS)
+        if ours_id and ours_id.get("cpu_us_per_req"):
+            base += f", mod_multicompress identity {ours_id['cpu_us_per_req']:.0f} µs/req"
+        row(f"`{small}`: compressing ≤ 1.5× the CPU of serving it uncompressed (plain Apache)",
+            "; ".join(parts) + f" ({base})", ok)
+    else:
+        row("small page CPU", "not measured", None)
+
+    ours_rss = [r for r in rss if r["server"] == OURS]
+    if ours_rss:
+        worst = max(ours_rss, key=lambda r: r["rss_growth"])
+        row(f"{worst['connections']} slow compressed streams add ≤ 512 MiB RSS",
+            ", ".join(f"{r['coding']}-{r['level']} RSS +{r['rss_growth'] / 2**20:.0f} MiB "
+                      f"(anonymous +{r['anon_growth'] / 2**20:.0f} MiB)" for r in ours_rss),
+            all(r["rss_growth"] <= 512 * 2**20 for r in ours_rss))
+    else:
+        row("RSS with slow streams", "not measured", None)
+    return out
+
+
+def rss_table(rss: list[dict]) -> list[str]:
+    out = ["| server | coding | streams started | start (s) | RSS before (MiB) | "
+           "RSS growth (MiB) | anon RSS growth (MiB) | anon per stream (KiB) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rss:
+        out.append(f"| {r['server']} | {r['coding']}-{r['level']} | {r['streams_ok']}/"
+                   f"{r['connections']} | {r['ramp_s']:.1f} | {r['rss_baseline'] / 2**20:.0f} | "
+                   f"{r['rss_growth'] / 2**20:.1f} | {r['anon_growth'] / 2**20:.1f} | "
+                   f"{r['anon_growth'] / 1024 / max(r['connections'], 1):.0f} |")
+    return out
+
+
+def encoder_table(encoders: list[dict]) -> list[str]:
+    if not encoders:
+        return ["(bench_encoders was not run)"]
+    modes = [m for m in ("whole", "stream", "oneshot")
+             if any(b["name"].endswith("/" + m) for b in encoders)]
+    out = ["| input | coding-level | " + " | ".join(f"{m} MB/s" for m in modes)
+           + " | ratio (out/in) |", "|---|---|" + "---:|" * (len(modes) + 1)]
+    rows: dict[tuple[str, str], dict] = {}
+    for b in encoders:
+        parts = b["name"].split("/")
+        if len(parts) != 3 or b.get("error_occurred"):
+            continue
+        rows.setdefault((parts[0], parts[1]), {})[parts[2]] = b
+    for (inp, cl), by_mode in rows.items():
+        cells = []
+        for m in modes:
+            b = by_mode.get(m)
+            cells.append(_f(b["bytes_per_second"] / 1e6, "{:.1f}") if b else "–")
+        ratios = " / ".join(_f(by_mode[m].get("ratio"), "{:.3f}") for m in modes if m in by_mode)
+        out.append(f"| `{inp}` | {cl} | " + " | ".join(cells) + f" | {ratios} |")
+    return out
+
+
+def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, encoders: list[dict],
+             files: list[str], mid: str, small: str) -> str:
+    lines = [
+        "# mod_multicompress side-by-side benchmark", "",
+        f"Command: `{meta['command']}` ({meta['mode']}, {meta['date']}, {meta['elapsed_s']:.0f} s)."
+        f" Host: {meta['host']}.", "",
+        f"Load: `wrk -t{meta['wrk_threads']} -c{meta['connections']} -d{meta['duration']}s`, "
+        "keep-alive, one `Accept-Encoding` value per run. Servers and wrk share the machine; "
+        "CPU is the servers' own (utime+stime of all their processes from /proc).", "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", "",
+        "Corpus: see [corpus.md](corpus.md).", "",
+        "## Targets (issue 5)", "",
+    ]
+    lines += targets(cases, rss, mid, small)
+    lines += ["", "## Requests per server CPU-second", "",
+              "Anchors: gzip rows against mod_deflate at the same level, br rows against "
+              "mod_brotli at the same quality, zstd rows against mod_deflate gzip-6.", ""]
+    lines += results_table(cases, files)
+    lines += ["## RSS with slow compressed downloads", "",
+              f"{meta['rss_file']}; fresh server instances with a {meta['rss_send_buffer']}-byte "
+              "socket send buffer, one per test; growth = peak during the test minus the value just "
+              "before it (sums over the server's processes). Streams not started = no response "
+              "head before the start timeout (all were being compressed).", ""]
+    lines += rss_table(rss) if rss else ["(not run)"]
+    if idle_rss:
+        lines += ["", "RSS of the throughput servers at idle after all wrk runs (memory kept "
+                  "after the load): " + ", ".join(
+                      f"{n} {v['rss'] / 2**20:.0f} MiB (anonymous {v['anon'] / 2**20:.0f} MiB)"
+                      for n, v in idle_rss.items()) + "."]
+    lines += ["", "## Encoders alone (bench_encoders, mc_core)", ""]
+    lines += encoder_table(encoders)
+    if meta.get("failures"):
+        lines += ["", "## Failures", ""] + [f"- {f}" for f in meta["failures"]]
+    if meta.get("warnings"):
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in meta["warnings"]]
+    return "\n".join(lines) + "\n"
+
+
+def chart(cases: list[dict], files: list[str], path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = [f for f in files if any(c["file"] == f for c in cases)]
+    variants = [v for v in ["identity", "gzip-6", "br-4", "br-5", "zstd-3"]
+                if any(variant(c) == v for c in cases)]
+    colors = {"mod_deflate": "#4C72B0", "mod_brotli": "#DD8452", "mod_multicompress": "#C44E52",
+              "nginx": "#55A868", "precompressed": "#8C8C8C"}
+    fig, axes = plt.subplots(len(variants), 1, figsize=(13, 3.3 * len(variants)), squeeze=False)
+    for ax, v in zip(axes[:, 0], variants):
+        rows = [c for c in cases if variant(c) == v and c.get("req_per_cpu_s")]
+        if v == "zstd-3":   # show the anchor, mod_deflate gzip-6, next to zstd
+            rows += [c for c in cases if variant(c) == "gzip-6" and c["server"] == "mod_deflate"
+                     and c.get("req_per_cpu_s")]
+        servers = [s for s in SERVER_ORDER if any(c["server"] == s for c in rows)]
+        width = 0.8 / max(len(servers), 1)
+        for i, s in enumerate(servers):
+            xs, ys, notes = [], [], []
+            for j, f in enumerate(files):
+                for c in rows:
+                    if c["server"] == s and c["file"] == f:
+                        xs.append(j + i * width - 0.4 + width / 2)
+                        ys.append(c["req_per_cpu_s"])
+                        notes.append(c.get("x_req_per_cpu") if s == OURS else None)
+            label = "mod_deflate gzip-6 (anchor)" if v == "zstd-3" and s == "mod_deflate" else s
+            ax.bar(xs, ys, width, label=label, color=colors[s])
+            for x, y, n in zip(xs, ys, notes):
+                if n is not None:
+                    ax.annotate(f"{n:.2f}×", (x, y), ha="center", va="bottom", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(files)))
+        ax.set_xticklabels(files, fontsize=8, rotation=10)
+        ax.set_ylabel("requests / server CPU-s")
+        ax.set_title(f"{v}" + ("" if v == "identity" else
+                               "   (label: mod_multicompress × its anchor)"), fontsize=10)
+        ax.grid(axis="y", which="both", alpha=0.3)
+        vals = [c["req_per_cpu_s"] for c in rows]
+        if vals:
+            ax.set_ylim(min(vals) / 3, max(vals) * 2.5)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+README_BEGIN = "<!-- results:begin (written by bench/run --full) -->"
+README_END = "<!-- results:end -->"
+
+
+def update_readme(path: str, meta: dict, cases: list[dict], rss: list[dict], mid: str,
+                  small: str) -> None:
+    """Replaces the README's results section with the targets, the mid-size and small HTML
+    tables and the RSS table of this run."""
+    with open(path) as f:
+        text = f.read()
+    if README_BEGIN not in text or README_END not in text:
+        return
+    body = [README_BEGIN, "",
+            f"`{meta['command']}` on {meta['date']} ({meta['host']}; {meta['versions']['mod_multicompress']}). "
+            "Full tables: [results/results.md](results/results.md); raw numbers: "
+            "[results/results.json](results/results.json); corpus: "
+            "[results/corpus.md](results/corpus.md).", "",
+            "![requests per server CPU-second](results/chart.png)", "",
+            "### Targets", ""]
+    body += targets(cases, rss, mid, small)
+    body += [""] + results_table(cases, [mid, small])
+    body += ["### RSS, 256 slow compressed downloads", ""] + rss_table(rss)
+    body += ["", README_END]
+    head, rest = text.split(README_BEGIN, 1)
+    tail = rest.split(README_END, 1)[1]
+    with open(path, "w") as f:
+        f.write(head + "\n".join(body) + tail)

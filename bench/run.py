@@ -1,0 +1,696 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench/run: the side-by-side benchmark of issue 5, in one command.
+
+    bench/run --quick    # < 2 minutes, the CI smoke test (no timing assertions)
+    bench/run --full     # every corpus file, more levels, longer runs (~15 minutes)
+
+Builds the module (Release), fetches the corpus, starts on free 127.0.0.1 ports Apache with
+mod_deflate, with mod_brotli, with mod_multicompress, Apache serving precompressed files as plain
+files, and nginx with gzip + ngx_brotli; checks that every server's compressed body decodes to the
+original; drives each with wrk; measures requests/s, server CPU per request, bytes per response
+and RSS growth under 256 slow downloads; writes bench/results/{results.md,results.json,chart.png,
+corpus.md}. Exits non-zero only on failures (a server that does not start, a wrong body, wrk
+errors), never on timings. Every server it starts is stopped by PID on exit, error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import corpus  # noqa: E402
+import report  # noqa: E402
+import servers  # noqa: E402
+import slow_clients  # noqa: E402
+
+# (Debian package, how to tell it is there)
+APT_DEPS = [
+    ("apache2", "/usr/sbin/apache2"),
+    ("apache2-dev", "/usr/bin/apxs"),
+    ("nginx", "/usr/sbin/nginx"),
+    ("libnginx-mod-http-brotli-filter", servers.NGINX_BROTLI),
+    ("wrk", "/usr/bin/wrk"),
+    ("cmake", "/usr/bin/cmake"),
+    ("g++", "/usr/bin/g++"),
+    ("pkg-config", "/usr/bin/pkg-config"),
+    ("zlib1g-dev", "/usr/include/zlib.h"),
+    ("libbrotli-dev", "/usr/include/brotli/encode.h"),
+    ("libzstd-dev", "/usr/include/zstd.h"),
+    ("libdeflate-dev", "/usr/include/libdeflate.h"),
+    ("libbenchmark-dev", "/usr/include/benchmark/benchmark.h"),
+    ("npm", "/usr/bin/npm"),
+    ("python3-matplotlib", "py:matplotlib"),
+    ("python3-brotli", "py:brotli"),
+    ("python3-zstandard", "py:zstandard"),
+    # corpus files from Debian packages
+    ("python3-dev", "/usr/share/doc/python3/python-policy.html"),
+    ("valgrind", "/usr/share/doc/valgrind/html/licenses.html"),
+    ("apache2-data", "/usr/share/apache2/icons/apache_pb.svg"),
+]
+
+MID = "manual.html"     # the mid-size HTML of the targets
+SMALL = "small.html"    # the 2.5 KB page
+# The RSS test's body: corpus files concatenated (distinct content, ~1.7 MB, ~350 KB gzipped), so
+# a stream outlasts what the kernel and the server buffer and its encoder stays in use.
+RSS_FILE = "stream.txt"
+RSS_PARTS = ["react-dom.development.js", "bootstrap.min.css", "db.json", "apache_pb.svg"]
+# Servers in the RSS test get a fixed 64 KiB socket send buffer (Apache SendBufferSize, nginx
+# listen sndbuf=): with autotuning, loopback send buffers grow to 4 MB and swallow a whole
+# compressed body, so an event-driven server finishes each response at once and the test would
+# measure the kernel, not the server.
+RSS_SEND_BUFFER = 65536
+
+WRK_LUA = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,' ..
+    '"status":%d,"timeout":%d,"lat_p50_us":%.0f,"lat_p99_us":%.0f}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status,
+    e.timeout, latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+class Interrupted(Exception):
+    pass
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+def _present(check: str) -> bool:
+    if check.startswith("py:"):
+        try:
+            __import__(check[3:])
+            return True
+        except ImportError:
+            return False
+    return os.path.exists(check)
+
+
+def ensure_deps() -> None:
+    missing = [pkg for pkg, check in APT_DEPS if not _present(check)]
+    if not missing:
+        return
+    log(f"installing Debian packages: {' '.join(missing)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, timeout=600)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+                   check=True, env=env, timeout=1200, stdout=subprocess.DEVNULL)
+    still = [pkg for pkg, check in APT_DEPS if not _present(check)]
+    if still:
+        raise RuntimeError(f"still missing after apt-get install: {' '.join(still)}")
+
+
+def build(build_dir: str, with_module: bool) -> tuple[str | None, str | None]:
+    """Configures and builds (Release); returns (module .so, bench_encoders) paths."""
+    log(f"building in {build_dir} (Release)")
+    cfg = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+           "-DMC_BUILD_TESTS=OFF", f"-DMC_BUILD_MODULE={'ON' if with_module else 'OFF'}"]
+    # Only what the bench needs (not the tools), so --quick stays short on a fresh checkout.
+    targets = ["mc_core"] + (["mod_multicompress"] if with_module else [])
+    if os.path.exists("/usr/include/benchmark/benchmark.h"):
+        targets.append("bench_encoders")
+    for cmd in (cfg, ["cmake", "--build", build_dir, "-j2", "--target", *targets]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{(r.stdout + r.stderr)[-4000:]}")
+    so = os.path.join(build_dir, "mod_multicompress", "httpd", "mod_multicompress.so")
+    enc = os.path.join(build_dir, "bench", "bench_encoders")
+    if with_module and not os.path.isfile(so):
+        raise RuntimeError(f"build succeeded but {so} is missing")
+    return (so if with_module else None), (enc if os.path.isfile(enc) else None)
+
+
+def versions() -> dict[str, str]:
+    def first_line(cmd):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            return (r.stdout + r.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+
+    def dpkg(pkg):
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True,
+                           text=True)
+        return r.stdout.strip() or "?"
+
+    git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                         capture_output=True, text=True).stdout.strip() or "?"
+    return {
+        "mod_multicompress": git,
+        "apache2": first_line([servers.APACHE_BIN, "-v"]).replace("Server version: ", ""),
+        "nginx": first_line([servers.NGINX_BIN, "-v"]).replace("nginx version: ", ""),
+        "ngx_brotli": dpkg("libnginx-mod-http-brotli-filter"),
+        "zlib": dpkg("zlib1g"),
+        "brotli": dpkg("libbrotli1"),
+        "zstd": dpkg("libzstd1"),
+        "wrk": dpkg("wrk"),
+    }
+
+
+def host() -> str:
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
+            f"load average at start {os.getloadavg()[0]:.2f}")
+
+
+# ---------------------------------------------------------------------------------------------
+def compress(coding: str, level: int, data: bytes) -> bytes:
+    if coding == "gzip":
+        c = zlib.compressobj(level, zlib.DEFLATED, 31, 8)
+        return c.compress(data) + c.flush()
+    if coding == "br":
+        import brotli
+        return brotli.compress(data, quality=level)
+    import zstandard
+    return zstandard.ZstdCompressor(level=level).compress(data)
+
+
+def decode(coding: str, body: bytes) -> bytes:
+    if coding == "identity":
+        return body
+    if coding == "gzip":
+        d = zlib.decompressobj(31)
+        out = d.decompress(body)
+        if not d.eof or d.unused_data:
+            raise ValueError("gzip stream not properly terminated")
+        return out
+    if coding == "br":
+        import brotli
+        return brotli.decompress(body)
+    import zstandard
+    d = zstandard.ZstdDecompressor().decompressobj()
+    out = d.decompress(body)
+    if not d.eof:
+        raise ValueError("zstd frame not finished")
+    return out
+
+
+def fetch(port: int, path: str, encoding: str) -> tuple[int, dict[str, str], bytes]:
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Accept-Encoding": encoding})
+        resp = conn.getresponse()
+        body = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------------
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.mode == "quick"
+        self.duration = args.duration or (1 if self.quick else 3)
+        self.failures: list[str] = []
+        self.warnings: list[str] = []
+        self.servers: dict[str, servers.Server] = {}
+        self.rss_servers: dict[str, servers.Server] = {}
+        self.idle_rss: dict[str, dict] = {}
+        self.originals: dict[str, bytes] = {}
+        self.body_bytes: dict[tuple, int] = {}
+        self.cases: list[dict] = []
+        self.rss: list[dict] = []
+        self.encoders: list[dict] = []
+        self.tmp = ""
+        self.pre_variants: list[tuple[str, int]] = []
+        self.wrk: subprocess.Popen | None = None
+
+    # --- plan ------------------------------------------------------------------------------
+    def plan(self, files: list[str], have_ours: bool) -> list[tuple[str, str, int, str]]:
+        """(file, coding, level, server) for every throughput run."""
+        by_coding = {
+            "gzip": ["mod_deflate", "mod_multicompress", "nginx", "precompressed"],
+            "br": ["mod_brotli", "mod_multicompress", "nginx", "precompressed"],
+            "zstd": ["mod_multicompress", "precompressed"],
+            "identity": ["precompressed", "mod_multicompress"],
+        }
+        if self.quick:
+            tp_files = [MID, SMALL]
+            main = [("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)]
+            extra: list[tuple[str, int]] = []
+        else:
+            tp_files = files
+            main = [("identity", 0), ("gzip", 6), ("br", 4), ("br", 5), ("zstd", 3)]
+            extra = [("gzip", 1), ("gzip", 9), ("br", 1), ("br", 11), ("zstd", 1), ("zstd", 5),
+                     ("zstd", 6), ("zstd", 9), ("zstd", 19)]
+        runs = []
+        for f in tp_files:
+            for coding, level in main + (extra if f == MID else []):
+                servers_for = list(by_coding[coding])
+                if coding == "identity" and not self.quick and f in (MID, SMALL):
+                    servers_for.append("nginx")   # nginx's own uncompressed baseline
+                for s in servers_for:
+                    if s == "mod_multicompress" and not have_ours:
+                        continue
+                    runs.append((f, coding, level, s))
+        return runs
+
+    def rss_plan(self, have_ours: bool) -> list[tuple[str, str, int]]:
+        if self.quick:
+            # One stream set only (zstd starts fastest): 256 brotli streams of stream.txt can
+            # take 20-40 s to start on a loaded 2-core machine.
+            return [("mod_multicompress", "zstd", 3) if have_ours else ("mod_deflate", "gzip", 6)]
+        plan = [("mod_deflate", "gzip", 6), ("mod_brotli", "br", 4)]
+        if have_ours:
+            plan += [("mod_multicompress", "gzip", 6), ("mod_multicompress", "br", 4),
+                     ("mod_multicompress", "zstd", 3)]
+        return plan + [("nginx", "gzip", 6), ("nginx", "br", 4)]
+
+    # --- setup -----------------------------------------------------------------------------
+    def url(self, server: str, file: str, coding: str, level: int) -> tuple[int, str]:
+        srv = self.servers[server]
+        if server == "precompressed":
+            port = srv.ports[("identity", 0)]
+            if coding == "identity":
+                return port, "/" + file
+            return port, f"/pre/{coding}-{level}/{file}.{servers.PRE_EXT[coding]}"
+        return srv.ports[(coding, level if coding != "identity" else 0)], "/" + file
+
+    def setup_servers(self, runs, module_path: str | None, docroot: str) -> None:
+        keys: dict[str, set] = {name: set() for name in
+                                ("mod_deflate", "mod_brotli", "nginx", "precompressed")}
+        if module_path:
+            keys["mod_multicompress"] = set()
+        # Every server also gets its default variants, so the decode check covers all files.
+        keys["mod_deflate"].add(("gzip", 6))
+        keys["mod_brotli"].add(("br", 4))
+        keys["nginx"] |= {("gzip", 6), ("br", 4), ("identity", 0)}
+        keys["precompressed"].add(("identity", 0))
+        if module_path:
+            keys["mod_multicompress"] |= {("gzip", 6), ("br", 4), ("zstd", 3), ("identity", 0)}
+        for f, coding, level, s in runs:
+            if s != "precompressed":
+                keys[s].add((coding, level))
+        self.servers = self.make_servers(keys, module_path, docroot, "", None)
+        for name, srv in self.servers.items():
+            log(f"starting {name} on ports {sorted(srv.ports.values())}")
+            srv.start()
+
+    def make_servers(self, keys: dict[str, set], module_path: str | None, docroot: str,
+                     prefix: str, send_buffer: int | None) -> dict[str, servers.Server]:
+        ports = iter(servers.free_ports(sum(len(v) for v in keys.values())))
+        out: dict[str, servers.Server] = {}
+        for name, ks in keys.items():
+            pmap = {k: next(ports) for k in sorted(ks)}
+            wd = os.path.join(self.tmp, prefix + name)
+            if name == "nginx":
+                out[name] = servers.Nginx(wd, docroot, pmap, send_buffer)
+            else:
+                variant = {"mod_deflate": "deflate", "mod_brotli": "brotli",
+                           "mod_multicompress": "multicompress", "precompressed": "plain"}[name]
+                out[name] = servers.Apache(variant, wd, docroot, pmap, module_path, send_buffer)
+        return out
+
+    def precompress(self, docroot: str, variants: set[tuple[str, int]]) -> None:
+        for coding, level in sorted(variants):
+            d = os.path.join(docroot, "pre", f"{coding}-{level}")
+            os.makedirs(d, exist_ok=True)
+            for name, data in self.originals.items():
+                with open(os.path.join(d, f"{name}.{servers.PRE_EXT[coding]}"), "wb") as f:
+                    f.write(compress(coding, level, data))
+
+    # --- checks and measurements -----------------------------------------------------------
+    def verify(self, server: str, file: str, coding: str, level: int) -> int | None:
+        """Fetches once, checks headers and that the body decodes to the original; returns the
+        body length (bytes on the wire per response, headers excluded)."""
+        key = (server, file, coding, level)
+        if key in self.body_bytes:
+            return self.body_bytes[key]
+        port, path = self.url(server, file, coding, level)
+        what = f"{server} {file} {coding}-{level}"
+        try:
+            status, headers, body = fetch(port, path, coding)
+        except OSError as e:
+            self.failures.append(f"{what}: fetch failed: {e}")
+            return None
+        if status != 200:
+            self.failures.append(f"{what}: HTTP {status}")
+            return None
+        ce = headers.get("content-encoding", "identity")
+        if ce != coding:
+            self.failures.append(f"{what}: Content-Encoding {ce!r}, expected {coding!r}")
+            return None
+        try:
+            plain = decode(coding, body)
+        except Exception as e:  # noqa: BLE001 - any decoder error is a failed check
+            self.failures.append(f"{what}: body does not decode: {e}")
+            return None
+        if plain != self.originals[file]:
+            self.failures.append(f"{what}: decoded body differs from the original "
+                                 f"({len(plain)} vs {len(self.originals[file])} bytes)")
+            return None
+        if coding != "identity" and server != "precompressed" \
+                and "accept-encoding" not in headers.get("vary", "").lower():
+            self.warnings.append(f"{what}: no Vary: Accept-Encoding")
+        self.body_bytes[key] = len(body)
+        return len(body)
+
+    def verify_all(self, files: list[str]) -> None:
+        """Every file from every server in its default variants (and every precompressed copy
+        at the default levels); the other levels are checked when measured."""
+        defaults = {("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)}
+        for name, srv in self.servers.items():
+            keys = ({("identity", 0)} | (set(self.pre_variants) & defaults)
+                    if name == "precompressed" else set(srv.ports) & defaults)
+            for coding, level in sorted(keys):
+                for f in files:
+                    self.verify(name, f, coding, level)
+
+    def run_wrk(self, port: int, path: str, encoding: str, connections: int) -> dict:
+        cmd = ["wrk", f"-t{self.args.wrk_threads}", f"-c{connections}",
+               f"-d{self.duration}s", "--timeout", "10s", "-s", os.path.join(self.tmp, "wrk.lua"),
+               "-H", f"Accept-Encoding: {encoding}", f"http://127.0.0.1:{port}{path}"]
+        self.wrk = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, start_new_session=True)
+        try:
+            out, _ = self.wrk.communicate(timeout=self.duration + 30)
+        except subprocess.TimeoutExpired:
+            self.wrk.kill()
+            self.wrk.communicate()
+            raise RuntimeError(f"wrk did not finish: {' '.join(cmd)}")
+        finally:
+            self.wrk = None
+        for line in out.splitlines():
+            if line.startswith("WRKJSON "):
+                return json.loads(line[8:])
+        raise RuntimeError(f"no wrk summary from {' '.join(cmd)}:\n{out[-2000:]}")
+
+    def measure(self, file: str, coding: str, level: int, server: str) -> dict:
+        case = {"file": file, "coding": coding, "level": level, "server": server}
+        body = self.verify(server, file, coding, level)
+        case["body_bytes"] = body
+        if body is None:
+            return case
+        srv = self.servers[server]
+        port, path = self.url(server, file, coding, level)
+        # br 10-11 and zstd 16+ take ~0.2 s of CPU per 88 KB: with 8 connections sharing 2
+        # cores few requests would complete in a short run.
+        slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16)
+        conns = min(2, self.args.connections) if slow else self.args.connections
+        cpu0 = srv.cpu_seconds()
+        w = self.run_wrk(port, path, coding, conns)
+        cpu1 = srv.cpu_seconds()
+        rss, anon = srv.rss_bytes()
+        reqs = w["requests"]
+        secs = w["duration_us"] / 1e6
+        cpu = cpu1 - cpu0
+        case.update({
+            "requests": reqs,
+            "connections": conns,
+            "seconds": secs,
+            "server_rss_after": rss,
+            "server_anon_rss_after": anon,
+            "server_cpu_s": cpu,
+            "req_per_s": reqs / secs if secs else None,
+            "cpu_us_per_req": cpu / reqs * 1e6 if reqs else None,
+            "req_per_cpu_s": reqs / cpu if cpu > 0 else None,
+            "wrk_bytes_per_req": w["bytes"] / reqs if reqs else None,
+            "latency_p50_us": w["lat_p50_us"],
+            "latency_p99_us": w["lat_p99_us"],
+            "errors": {k: w[k] for k in ("connect", "read", "write", "status", "timeout")},
+        })
+        what = f"{server} {file} {coding}-{level}"
+        if reqs == 0:   # a timing outcome (e.g. a loaded machine), not a failure
+            self.warnings.append(f"{what}: no request completed in {self.duration} s")
+        if w["status"]:
+            self.failures.append(f"{what}: {w['status']} non-2xx/3xx responses under load")
+        socket_errs = sum(w[k] for k in ("connect", "read", "write", "timeout"))
+        if socket_errs:
+            self.warnings.append(f"{what}: wrk socket errors {case['errors']}")
+        return case
+
+    def run_rss(self, srv: servers.Server, server: str, coding: str, level: int) -> dict:
+        port = srv.ports[(coding, level)]
+        # Warm the server up with a few requests of the same kind, then settle.
+        for _ in range(4):
+            fetch(port, "/" + RSS_FILE, coding)
+        time.sleep(0.5)
+        r = slow_clients.run(port, "/" + RSS_FILE, coding, srv.rss_bytes,
+                             n=self.args.slow_connections, hold=1.0 if self.quick else 3.0,
+                             ramp_timeout=20.0 if self.quick else 40.0)
+        r.update({"server": server, "coding": coding, "level": level, "file": RSS_FILE})
+        what = f"RSS test {server} {coding}-{level}"
+        if r["bad_heads"]:
+            self.failures.append(f"{what}: {r['connections'] - r['streams_ok'] - r['streams_waiting']}"
+                                 f" streams got no compressed 200 (e.g. {r['bad_heads'][:1]})")
+        if r["streams_waiting"]:   # a timing outcome on a loaded machine, not a failure
+            self.warnings.append(f"{what}: {r['streams_waiting']} streams had no response head "
+                                 f"after {r['ramp_s']} s (still being compressed)")
+        time.sleep(1.0)  # let the server notice the closed connections before the next test
+        return r
+
+    def run_encoders(self, exe: str, corpus_dir: str, files: list[str]) -> None:
+        sub = os.path.join(self.tmp, "encoder-inputs")
+        os.makedirs(sub, exist_ok=True)
+        for f in files:
+            os.symlink(os.path.join(corpus_dir, f), os.path.join(sub, f))
+        out = os.path.join(self.tmp, "bench_encoders.json")
+        cmd = [exe, f"--corpus={sub}", f"--levels={'quick' if self.quick else 'full'}",
+               f"--benchmark_min_time={0.02 if self.quick else 0.1}",
+               "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        log("running bench_encoders")
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           timeout=900)
+        if r.returncode != 0:
+            self.failures.append(f"bench_encoders failed: {r.stderr[-1000:]}")
+            return
+        with open(out) as f:
+            self.encoders = json.load(f).get("benchmarks", [])
+
+    # --- main ------------------------------------------------------------------------------
+    def run(self) -> int:
+        t_start = time.monotonic()
+        args = self.args
+        if not args.skip_apt:
+            ensure_deps()
+        module_path, encoder_exe = None, None
+        if args.module:
+            module_path = os.path.abspath(args.module)
+        if not args.no_build:
+            so, encoder_exe = build(args.build_dir, with_module=not args.without_ours
+                                    and not args.module)
+            module_path = module_path or so
+        else:
+            cand = os.path.join(args.build_dir, "bench", "bench_encoders")
+            encoder_exe = cand if os.path.isfile(cand) else None
+            if not module_path and not args.without_ours:
+                module_path = os.path.join(args.build_dir, "mod_multicompress", "httpd",
+                                           "mod_multicompress.so")
+        if args.without_ours:
+            module_path = None
+        if module_path and not os.path.isfile(module_path):
+            raise RuntimeError(f"module not found: {module_path}")
+
+        self.tmp = tempfile.mkdtemp(prefix="mc-bench-")
+        os.chmod(self.tmp, 0o755)   # the servers' workers run as www-data
+        docroot = os.path.join(self.tmp, "htdocs")
+        log(f"work dir {self.tmp}; fetching the corpus")
+        records = corpus.fetch(docroot)
+        os.makedirs(args.out, exist_ok=True)
+        corpus.write_markdown(records, os.path.join(args.out, "corpus.md"))
+        files = [r["name"] for r in records]
+        for name in files:
+            with open(os.path.join(docroot, name), "rb") as f:
+                self.originals[name] = f.read()
+        with open(os.path.join(self.tmp, "wrk.lua"), "w") as f:
+            f.write(WRK_LUA)
+        with open(os.path.join(docroot, RSS_FILE), "wb") as f:
+            f.write(b"".join(self.originals[p] for p in RSS_PARTS))
+
+        runs = self.plan(files, module_path is not None)
+        rss_plan = self.rss_plan(module_path is not None)
+        self.pre_variants = sorted({(c, lvl) for _, c, lvl, _ in runs if c != "identity"})
+        self.precompress(docroot, set(self.pre_variants))
+        for dirpath, dirnames, filenames in os.walk(self.tmp):
+            for d in dirnames:
+                os.chmod(os.path.join(dirpath, d), 0o755)
+            for n in filenames:
+                os.chmod(os.path.join(dirpath, n), 0o644)
+
+        self.setup_servers(runs, module_path, docroot)
+        log("checking that every server's bodies decode to the originals")
+        self.verify_all(files)
+        if self.failures:
+            log(f"{len(self.failures)} failed checks; see results.md")
+
+        log(f"{len(runs)} wrk runs of {self.duration} s")
+        for i, (f, coding, level, s) in enumerate(runs, 1):
+            case = self.measure(f, coding, level, s)
+            self.cases.append(case)
+            log(f"[{i}/{len(runs)}] {f:26} {report.variant(case):9} {s:18} "
+                f"{report._f(case.get('req_per_s')):>7} req/s "
+                f"{report._f(case.get('cpu_us_per_req'), '{:.1f}'):>8} µs CPU/req "
+                f"{report._f(case.get('body_bytes')):>8} B")
+
+        for name, srv in self.servers.items():
+            rss, anon = srv.rss_bytes()
+            self.idle_rss[name] = {"rss": rss, "anon": anon}
+        log("RSS at idle after the throughput runs: " + ", ".join(
+            f"{n} {v['rss'] / 2**20:.0f} MiB (anon {v['anon'] / 2**20:.0f})"
+            for n, v in self.idle_rss.items()))
+
+        if not args.no_rss:
+            # A fresh instance per test, so the baseline is not what earlier load left behind.
+            for s, coding, level in rss_plan:
+                tag = f"rss-{coding}-{level}-"
+                srv = self.make_servers({s: {(coding, level)}}, module_path, docroot, tag,
+                                        RSS_SEND_BUFFER)[s]
+                self.rss_servers[tag + s] = srv
+                srv.start()
+                log(f"RSS: {args.slow_connections} slow {coding}-{level} downloads of {RSS_FILE} "
+                    f"from a fresh {s} (SendBufferSize {RSS_SEND_BUFFER})")
+                try:
+                    r = self.run_rss(srv, s, coding, level)
+                finally:
+                    srv.stop()
+                self.rss.append(r)
+                log(f"     {r['streams_ok']}/{r['connections']} streams after {r['ramp_s']} s, "
+                    f"RSS +{r['rss_growth'] / 2**20:.1f} MiB, anonymous "
+                    f"+{r['anon_growth'] / 2**20:.1f} MiB")
+
+        if encoder_exe and not args.no_encoders:
+            self.run_encoders(encoder_exe, docroot,
+                              [MID, SMALL] if self.quick else files)
+
+        for name, srv in self.servers.items():
+            for line in srv.error_lines()[:5]:
+                self.warnings.append(f"{name} error log: {line.strip()}")
+
+        report.add_ratios(self.cases)
+        meta = {
+            "command": "bench/run " + " ".join(sys.argv[1:]),
+            "mode": args.mode,
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            "elapsed_s": time.monotonic() - t_start,
+            "host": host(),
+            "versions": versions(),
+            "duration": self.duration,
+            "connections": args.connections,
+            "wrk_threads": args.wrk_threads,
+            "rss_file": f"{RSS_FILE} = {' + '.join(RSS_PARTS)}",
+            "rss_send_buffer": RSS_SEND_BUFFER,
+            "failures": self.failures,
+            "warnings": self.warnings,
+        }
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump({"meta": meta, "corpus": records, "cases": self.cases, "rss": self.rss,
+                       "idle_rss": self.idle_rss, "encoders": self.encoders}, f, indent=1)
+        with open(os.path.join(args.out, "results.md"), "w") as f:
+            f.write(report.markdown(meta, self.cases, self.rss, self.idle_rss, self.encoders,
+                                    files, MID, SMALL))
+        try:
+            report.chart(self.cases, files, os.path.join(args.out, "chart.png"),
+                         f"requests per server CPU-second ({args.mode}, {meta['date']})")
+        except Exception as e:  # noqa: BLE001 - a chart problem is not a benchmark failure
+            self.warnings.append(f"chart not written: {e}")
+        if not self.quick and args.out == os.path.join(HERE, "results") and not self.failures:
+            report.update_readme(os.path.join(HERE, "README.md"), meta, self.cases, self.rss,
+                                 MID, SMALL)
+        log(f"wrote {args.out}/results.md, results.json, chart.png, corpus.md "
+            f"in {time.monotonic() - t_start:.0f} s")
+        for line in self.failures:
+            log(f"FAILED: {line}")
+        return 1 if self.failures else 0
+
+    def cleanup(self) -> None:
+        if self.wrk is not None and self.wrk.poll() is None:
+            self.wrk.kill()
+            self.wrk.wait(5)
+        for name, srv in list(self.servers.items()) + list(self.rss_servers.items()):
+            try:
+                srv.stop()
+            except Exception as e:  # noqa: BLE001 - keep stopping the others
+                print(f"[bench] stopping {name}: {e}", file=sys.stderr)
+        if self.tmp and not self.args.keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        elif self.tmp:
+            log(f"kept {self.tmp}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="CI smoke test: 2 files, default levels, 1 s runs (< 2 min once built)")
+    mode.add_argument("--full", dest="mode", action="store_const", const="full",
+                      help="every file, more levels, 3 s runs (~15 min)")
+    p.add_argument("--duration", type=int, help="seconds per wrk run (default 1 quick, 3 full)")
+    p.add_argument("--connections", type=int, default=8, help="wrk connections (default 8)")
+    p.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
+    p.add_argument("--slow-connections", type=int, default=256,
+                   help="connections of the RSS test (default 256)")
+    p.add_argument("--build-dir", default=os.path.join(ROOT, "build", "bench"))
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--module", help="use this mod_multicompress.so instead of building it")
+    p.add_argument("--without-ours", action="store_true",
+                   help="leave mod_multicompress out (e.g. while it does not build)")
+    p.add_argument("--no-build", action="store_true", help="use what --build-dir has")
+    p.add_argument("--skip-apt", action="store_true", help="do not install missing packages")
+    p.add_argument("--no-rss", action="store_true", help="skip the slow-download RSS test")
+    p.add_argument("--no-encoders", action="store_true", help="skip bench_encoders")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (configs, logs)")
+    args = p.parse_args()
+    args.out = os.path.abspath(args.out)
+    if os.geteuid() != 0:
+        print("bench/run: needs root (it starts httpd and nginx as root, workers as www-data)",
+              file=sys.stderr)
+        return 2
+
+    def on_signal(signum, _frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    bench = Bench(args)
+    try:
+        return bench.run()
+    except Interrupted as e:
+        log(f"interrupted ({e}); stopping servers")
+        return 130
+    except Exception as e:  # noqa: BLE001 - report, stop the servers, exit non-zero
+        log(f"FAILED: {e}")
+        for name, srv in bench.servers.items():
+            if srv.proc is not None and srv.proc.poll() is not None:
+                log(f"{name} has exited:\n{srv.log_tail()}")
+        return 1
+    finally:
+        # No second Ctrl-C in the middle of stopping the servers.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        bench.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
