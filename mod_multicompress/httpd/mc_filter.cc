@@ -14,10 +14,10 @@
 
 #include <array>
 #include <memory>
-#include <vector>
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "mc/encoder.h"
 #include "mc/headers.h"
@@ -104,8 +104,6 @@ bool provider_matches(request_rec* r, const ModFilterProvider* p) {
     return false;
 }
 
-// The codings that filter `g` would offer for `r`: ours directly, or through a mod_filter
-// harness whose matching provider is ours. Empty if `g` would not compress.
 // The codings a mod_filter harness record would dispatch to one of our filters for `r`.
 mc::CodingSet codings_via_harness(request_rec* r, const ap_filter_rec_t* harness) {
     for (auto* p = reinterpret_cast<const ModFilterProvider*>(harness->providers); p != nullptr;
@@ -124,6 +122,8 @@ bool harness_has_ours(const ap_filter_rec_t* frec) {
     return false;
 }
 
+// The codings that filter `g` would offer for `r`: ours directly, or through a mod_filter
+// harness whose matching provider is ours. Empty if `g` would not compress.
 mc::CodingSet codings_on(request_rec* r, const ap_filter_t* g) {
     const mc::CodingSet direct = codings_of(g->frec);
     if (!direct.empty()) return direct;
@@ -259,7 +259,6 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.exact_size = whole >= 0;
-    // libdeflate always uses a 32 KiB window: a smaller MultiCompressWindow keeps zlib.
     // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow
     // or DeflateWindowSize, or a DeflateMemLevel, keeps zlib.
     const bool window_kept =
