@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: Apache-2.0
+// Directive argument parsing, effective defaults, and merge (a section inherits what it does not
+// set).
+#include "mc/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mc/coding.h"
+#include "mc/params.h"
+
+namespace {
+
+using mc::Code;
+using mc::Coding;
+using mc::Config;
+using mc::ETagMode;
+using mc::NoteKind;
+using mc::NoTransformMode;
+using mc::Status;
+using mc::Toggle;
+
+constexpr std::int64_t kK = 1024;
+constexpr std::int64_t kM = 1024 * 1024;
+constexpr std::int64_t kG = 1024 * 1024 * 1024;
+
+// A rejection must say why: the adapter prints the reason after the directive name.
+void expect_rejected(const Status& st, const char* reason_part) {
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_EQ(st.code(), Code::kInvalidArgument);
+    ASSERT_NE(st.reason(), nullptr);
+    EXPECT_STRNE(st.reason(), "");
+    EXPECT_STRNE(st.reason(), "ok");
+    EXPECT_NE(std::string(st.reason()).find(reason_part), std::string::npos)
+        << "reason \"" << st.reason() << "\" does not mention \"" << reason_part << '"';
+}
+
+// ---- parse_int
+
+TEST(ParseIntTest, AcceptsDigitsWithinRange) {
+    struct Ok {
+        const char* in;
+        std::int64_t min, max, out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"0", 0, 10, 0},
+                                       {"10", 0, 10, 10},
+                                       {"5", 5, 5, 5},
+                                       {"007", 0, 10, 7},
+                                       {"9223372036854775807", 0, INT64_MAX, INT64_MAX}}) {
+        std::int64_t v = -99;
+        EXPECT_TRUE(mc::parse_int(c.in, c.min, c.max, v).is_ok()) << c.in;
+        EXPECT_EQ(v, c.out) << c.in;
+    }
+}
+
+TEST(ParseIntTest, RejectsWithReasonAndLeavesOutputAlone) {
+    struct Bad {
+        const char* in;
+        std::int64_t min, max;
+        const char* reason;
+    };
+    for (const Bad& c : std::vector<Bad>{{"", 0, 10, "number"},
+                                         {"11", 0, 10, "range"},
+                                         {"4", 5, 10, "range"},
+                                         {"-1", -5, 10, "digits"},
+                                         {"+1", 0, 10, "digits"},
+                                         {" 1", 0, 10, "digits"},
+                                         {"1 ", 0, 10, "digits"},
+                                         {"0x10", 0, 100, "digits"},
+                                         {"1.0", 0, 10, "digits"},
+                                         {"1e3", 0, 10000, "digits"},
+                                         {"abc", 0, 10, "digits"},
+                                         {"9223372036854775808", 0, INT64_MAX, "range"},
+                                         {"99999999999999999999999", 0, INT64_MAX, "range"}}) {
+        SCOPED_TRACE(c.in);
+        std::int64_t v = 42;
+        expect_rejected(mc::parse_int(c.in, c.min, c.max, v), c.reason);
+        EXPECT_EQ(v, 42);
+    }
+}
+
+// ---- parse_size: K/M/G are binary units
+
+TEST(ParseSizeTest, AcceptsUnits) {
+    struct Ok {
+        const char* in;
+        std::int64_t out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"0", 0},
+                                       {"512", 512},
+                                       {"1K", kK},
+                                       {"1k", kK},
+                                       {"64K", 64 * kK},
+                                       {"8M", 8 * kM},
+                                       {"8m", 8 * kM},
+                                       {"1G", kG},
+                                       {"2g", 2 * kG},
+                                       {"1048576", kM}}) {
+        std::int64_t v = -1;
+        EXPECT_TRUE(mc::parse_size(c.in, 0, INT64_MAX, v).is_ok()) << c.in;
+        EXPECT_EQ(v, c.out) << c.in;
+    }
+}
+
+TEST(ParseSizeTest, RejectsBadSizes) {
+    for (const char* in : {"", "K", "M", "1KB", "1.5M", "-1", "-1K", "1T", " 1K", "1K ", "K1",
+                           "1 K", "0x1K", "ten"}) {
+        SCOPED_TRACE(in);
+        std::int64_t v = 7;
+        const Status st = mc::parse_size(in, 0, INT64_MAX, v);
+        EXPECT_FALSE(st.is_ok());
+        EXPECT_STRNE(st.reason(), "ok");
+        EXPECT_EQ(v, 7);
+    }
+}
+
+TEST(ParseSizeTest, ChecksBoundsAfterTheUnit) {
+    std::int64_t v = 0;
+    // MultiCompressBufferSize bounds.
+    EXPECT_TRUE(mc::parse_size("1K", mc::kMinBufferSize, mc::kMaxBufferSize, v).is_ok());
+    EXPECT_EQ(v, 1024);
+    EXPECT_TRUE(mc::parse_size("16M", mc::kMinBufferSize, mc::kMaxBufferSize, v).is_ok());
+    EXPECT_EQ(v, 16 * kM);
+    expect_rejected(mc::parse_size("1023", mc::kMinBufferSize, mc::kMaxBufferSize, v), "range");
+    expect_rejected(mc::parse_size("16385K", mc::kMinBufferSize, mc::kMaxBufferSize, v), "range");
+    expect_rejected(mc::parse_size("1G", mc::kMinBufferSize, mc::kMaxBufferSize, v), "range");
+    expect_rejected(mc::parse_size("0", 1, 100, v), "range");
+    // No overflow: huge multiples are out of range, not wrapped.
+    expect_rejected(mc::parse_size("9000000000G", 0, INT64_MAX, v), "range");
+    expect_rejected(mc::parse_size("8589934592G", 0, INT64_MAX, v), "range");
+    EXPECT_TRUE(mc::parse_size("8589934591G", 0, INT64_MAX, v).is_ok());
+    EXPECT_EQ(v, 8589934591 * kG);
+}
+
+// ---- Encodings
+
+TEST(ParseEncodingTest, CanonicalTokensCaseInsensitive) {
+    struct Ok {
+        const char* in;
+        Coding out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"zstd", Coding::kZstd},
+                                       {"ZSTD", Coding::kZstd},
+                                       {"br", Coding::kBrotli},
+                                       {"Br", Coding::kBrotli},
+                                       {"gzip", Coding::kGzip},
+                                       {"GZip", Coding::kGzip},
+                                       {"deflate", Coding::kDeflate},
+                                       {"DEFLATE", Coding::kDeflate}}) {
+        Coding out = Coding::kIdentity;
+        EXPECT_TRUE(mc::parse_encoding(c.in, out).is_ok()) << c.in;
+        EXPECT_EQ(out, c.out) << c.in;
+    }
+}
+
+TEST(ParseEncodingTest, RejectsUnknownTokensWithReason) {
+    for (const char* in : {"identity", "x-gzip", "compress", "brotli", "zstandard", "*", "",
+                           "gzip ", " gzip", "gzip,br", "g zip"}) {
+        SCOPED_TRACE(in);
+        Coding out = Coding::kZstd;
+        expect_rejected(mc::parse_encoding(in, out), "unknown encoding");
+        EXPECT_EQ(out, Coding::kZstd);
+    }
+}
+
+TEST(AddEncodingTest, KeepsOrder) {
+    Config cfg;
+    for (const char* t : {"gzip", "zstd", "deflate", "br"}) {
+        ASSERT_TRUE(mc::add_encoding(cfg, t).is_ok()) << t;
+    }
+    ASSERT_EQ(cfg.order_count, 4);
+    const std::vector<Coding> got(cfg.encodings().begin(), cfg.encodings().end());
+    EXPECT_EQ(got, (std::vector<Coding>{Coding::kGzip, Coding::kZstd, Coding::kDeflate,
+                                        Coding::kBrotli}));
+}
+
+TEST(AddEncodingTest, RejectsDuplicatesAndUnknown) {
+    Config cfg;
+    ASSERT_TRUE(mc::add_encoding(cfg, "br").is_ok());
+    ASSERT_TRUE(mc::add_encoding(cfg, "gzip").is_ok());
+    expect_rejected(mc::add_encoding(cfg, "br"), "twice");
+    expect_rejected(mc::add_encoding(cfg, "GZIP"), "twice");
+    expect_rejected(mc::add_encoding(cfg, "lzma"), "unknown encoding");
+    expect_rejected(mc::add_encoding(cfg, "x-gzip"), "unknown encoding");
+    // Rejected tokens leave the list as it was.
+    ASSERT_EQ(cfg.order_count, 2);
+    EXPECT_EQ(cfg.encodings()[0], Coding::kBrotli);
+    EXPECT_EQ(cfg.encodings()[1], Coding::kGzip);
+    // Filling all four and repeating one stays in bounds.
+    ASSERT_TRUE(mc::add_encoding(cfg, "zstd").is_ok());
+    ASSERT_TRUE(mc::add_encoding(cfg, "deflate").is_ok());
+    for (const char* t : {"zstd", "br", "gzip", "deflate"}) {
+        expect_rejected(mc::add_encoding(cfg, t), "twice");
+    }
+    EXPECT_EQ(cfg.order_count, 4);
+}
+
+// ---- Levels and windows: SPEC.md ranges
+
+struct RangeCase {
+    const char* enc;
+    Coding coding;
+    int lo, hi;
+};
+
+TEST(SetLevelTest, RangesPerEncoding) {
+    for (const RangeCase& c : std::vector<RangeCase>{{"gzip", Coding::kGzip, 1, 9},
+                                                     {"deflate", Coding::kDeflate, 1, 9},
+                                                     {"br", Coding::kBrotli, 0, 11},
+                                                     {"zstd", Coding::kZstd, 1, 19}}) {
+        SCOPED_TRACE(c.enc);
+        Config cfg;
+        for (int v = c.lo; v <= c.hi; ++v) {
+            ASSERT_TRUE(mc::set_level(cfg, c.enc, std::to_string(v)).is_ok()) << v;
+            EXPECT_EQ(cfg.level[mc::index(c.coding)], v);
+            EXPECT_EQ(cfg.level_for(c.coding), v);
+        }
+        expect_rejected(mc::set_level(cfg, c.enc, std::to_string(c.lo - 1)),
+                        c.lo == 0 ? "digits" : "range");
+        expect_rejected(mc::set_level(cfg, c.enc, std::to_string(c.hi + 1)), "range");
+        expect_rejected(mc::set_level(cfg, c.enc, "high"), "digits");
+        expect_rejected(mc::set_level(cfg, c.enc, ""), "number");
+        EXPECT_EQ(cfg.level[mc::index(c.coding)], c.hi) << "a rejected value changed the level";
+    }
+}
+
+TEST(SetLevelTest, RejectsUnknownEncoding) {
+    Config cfg;
+    expect_rejected(mc::set_level(cfg, "lz4", "1"), "unknown encoding");
+    expect_rejected(mc::set_level(cfg, "identity", "1"), "unknown encoding");
+    for (const auto l : cfg.level) EXPECT_EQ(l, -1);
+}
+
+TEST(SetWindowTest, RangesPerEncoding) {
+    for (const RangeCase& c : std::vector<RangeCase>{{"gzip", Coding::kGzip, 9, 15},
+                                                     {"deflate", Coding::kDeflate, 9, 15},
+                                                     {"br", Coding::kBrotli, 10, 24},
+                                                     {"zstd", Coding::kZstd, 10, 23}}) {
+        SCOPED_TRACE(c.enc);
+        Config cfg;
+        for (int v = c.lo; v <= c.hi; ++v) {
+            ASSERT_TRUE(mc::set_window(cfg, c.enc, std::to_string(v)).is_ok()) << v;
+            EXPECT_EQ(cfg.window_for(c.coding), v);
+        }
+        expect_rejected(mc::set_window(cfg, c.enc, std::to_string(c.lo - 1)), "range");
+        expect_rejected(mc::set_window(cfg, c.enc, std::to_string(c.hi + 1)), "range");
+        expect_rejected(mc::set_window(cfg, c.enc, "-1"), "digits");
+        EXPECT_EQ(cfg.window_for(c.coding), c.hi);
+    }
+    // zstd stays within the 8 MiB browsers accept (RFC 9659).
+    Config cfg;
+    expect_rejected(mc::set_window(cfg, "zstd", "24"), "range");
+    expect_rejected(mc::set_window(cfg, "zstd", "27"), "range");
+    expect_rejected(mc::set_window(cfg, "x-gzip", "12"), "unknown encoding");
+}
+
+// ---- Keyword arguments
+
+TEST(ParseEtagModeTest, Keywords) {
+    struct Ok {
+        const char* in;
+        ETagMode out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"AddSuffix", ETagMode::kAddSuffix},
+                                       {"addsuffix", ETagMode::kAddSuffix},
+                                       {"NoChange", ETagMode::kNoChange},
+                                       {"NOCHANGE", ETagMode::kNoChange},
+                                       {"Remove", ETagMode::kRemove},
+                                       {"remove", ETagMode::kRemove}}) {
+        ETagMode m = ETagMode::kUnset;
+        EXPECT_TRUE(mc::parse_etag_mode(c.in, m).is_ok()) << c.in;
+        EXPECT_EQ(m, c.out) << c.in;
+    }
+    for (const char* in : {"", "Add", "Suffix", "On", "Off", "AddSuffix ", "Unset"}) {
+        ETagMode m = ETagMode::kNoChange;
+        expect_rejected(mc::parse_etag_mode(in, m), "AddSuffix");
+        EXPECT_EQ(m, ETagMode::kNoChange);
+    }
+}
+
+TEST(ParseNoteKindTest, Keywords) {
+    struct Ok {
+        const char* in;
+        NoteKind out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"ratio", NoteKind::kRatio},
+                                       {"Ratio", NoteKind::kRatio},
+                                       {"input", NoteKind::kInput},
+                                       {"INPUT", NoteKind::kInput},
+                                       {"output", NoteKind::kOutput},
+                                       {"encoding", NoteKind::kEncoding},
+                                       {"Encoding", NoteKind::kEncoding},
+                                       {"source", NoteKind::kSource}}) {
+        NoteKind k = NoteKind::kRatio;
+        EXPECT_TRUE(mc::parse_note_kind(c.in, k).is_ok()) << c.in;
+        EXPECT_EQ(k, c.out) << c.in;
+    }
+    for (const char* in : {"", "bytes", "instream", "ratio ", "in"}) {
+        NoteKind k = NoteKind::kOutput;
+        expect_rejected(mc::parse_note_kind(in, k), "ratio");
+        EXPECT_EQ(k, NoteKind::kOutput);
+    }
+}
+
+TEST(ParseToggleTest, OnOff) {
+    struct Ok {
+        const char* in;
+        Toggle out;
+    };
+    for (const Ok& c : std::vector<Ok>{{"On", Toggle::kOn},
+                                       {"on", Toggle::kOn},
+                                       {"ON", Toggle::kOn},
+                                       {"Off", Toggle::kOff},
+                                       {"off", Toggle::kOff}}) {
+        Toggle t = Toggle::kUnset;
+        EXPECT_TRUE(mc::parse_toggle(c.in, t).is_ok()) << c.in;
+        EXPECT_EQ(t, c.out) << c.in;
+    }
+    for (const char* in : {"", "yes", "no", "1", "0", "true", "Onn", "O", " On"}) {
+        SCOPED_TRACE(in);
+        Toggle t = Toggle::kUnset;
+        expect_rejected(mc::parse_toggle(in, t), "On or Off");
+        EXPECT_EQ(t, Toggle::kUnset);
+    }
+}
+
+TEST(SetCacheLevelTest, RangesPerEncodingAndDefaults) {
+    // MultiCompressCacheLevel: same ranges as MultiCompressLevel; defaults br 11, zstd 19, gzip 9.
+    const Config defaults;
+    EXPECT_EQ(defaults.cache_level_for(Coding::kBrotli), 11);
+    EXPECT_EQ(defaults.cache_level_for(Coding::kZstd), 19);
+    EXPECT_EQ(defaults.cache_level_for(Coding::kGzip), 9);
+    for (const RangeCase& c : std::vector<RangeCase>{{"gzip", Coding::kGzip, 1, 9},
+                                                     {"deflate", Coding::kDeflate, 1, 9},
+                                                     {"br", Coding::kBrotli, 0, 11},
+                                                     {"zstd", Coding::kZstd, 1, 19}}) {
+        SCOPED_TRACE(c.enc);
+        Config cfg;
+        for (int v = c.lo; v <= c.hi; ++v) {
+            ASSERT_TRUE(mc::set_cache_level(cfg, c.enc, std::to_string(v)).is_ok()) << v;
+            EXPECT_EQ(cfg.cache_level_for(c.coding), v);
+        }
+        expect_rejected(mc::set_cache_level(cfg, c.enc, std::to_string(c.hi + 1)), "range");
+        expect_rejected(mc::set_cache_level(cfg, c.enc, "max"), "digits");
+        EXPECT_EQ(cfg.cache_level_for(c.coding), c.hi);
+        // The request-path level is separate.
+        EXPECT_EQ(cfg.level_for(c.coding), mc::default_level(c.coding));
+    }
+    Config cfg;
+    expect_rejected(mc::set_cache_level(cfg, "identity", "1"), "unknown encoding");
+}
+
+// ---- Effective values of an empty section: SPEC.md defaults
+
+TEST(ConfigDefaultsTest, EmptySectionGivesSpecDefaults) {
+    const Config cfg;
+    const std::vector<Coding> order(cfg.encodings().begin(), cfg.encodings().end());
+    EXPECT_EQ(order, (std::vector<Coding>{Coding::kZstd, Coding::kBrotli, Coding::kGzip}));
+    EXPECT_EQ(cfg.level_for(Coding::kGzip), 6);
+    EXPECT_EQ(cfg.level_for(Coding::kDeflate), 6);
+    EXPECT_EQ(cfg.level_for(Coding::kBrotli), 4);
+    EXPECT_EQ(cfg.level_for(Coding::kZstd), 3);
+    for (const Coding c : mc::kAllCompressing) EXPECT_EQ(cfg.window_for(c), 0);
+    EXPECT_EQ(cfg.mem_level_value(), mc::kDefaultMemLevel);
+    EXPECT_EQ(cfg.min_length_value(), 256);
+    EXPECT_EQ(cfg.buffer_size_value(), 8192);
+    EXPECT_EQ(cfg.etag_value(), ETagMode::kAddSuffix);
+    EXPECT_TRUE(cfg.honor_no_transform());
+    for (std::size_t k = 0; k < mc::kNoteKinds; ++k) {
+        EXPECT_EQ(cfg.note(static_cast<NoteKind>(k)), nullptr);
+    }
+    EXPECT_FALSE(cfg.static_on());
+    EXPECT_FALSE(cfg.cache_on());
+    EXPECT_EQ(cfg.cache_max_entry_value(), 1024 * 1024);
+}
+
+TEST(ConfigDefaultsTest, TogglesNeedOnToBeOn) {
+    Config cfg;
+    cfg.static_files = Toggle::kOff;
+    cfg.cache = Toggle::kOff;
+    EXPECT_FALSE(cfg.static_on());
+    EXPECT_FALSE(cfg.cache_on());
+    cfg.static_files = Toggle::kOn;
+    cfg.cache = Toggle::kOn;
+    EXPECT_TRUE(cfg.static_on());
+    EXPECT_TRUE(cfg.cache_on());
+    cfg.cache_max_entry = 0;
+    EXPECT_EQ(cfg.cache_max_entry_value(), 0);
+}
+
+TEST(ConfigDefaultsTest, DeflateFollowsGzipUnlessSetItself) {
+    Config cfg;
+    ASSERT_TRUE(mc::set_level(cfg, "gzip", "2").is_ok());
+    ASSERT_TRUE(mc::set_window(cfg, "gzip", "11").is_ok());
+    EXPECT_EQ(cfg.level_for(Coding::kDeflate), 2);
+    EXPECT_EQ(cfg.window_for(Coding::kDeflate), 11);
+    ASSERT_TRUE(mc::set_level(cfg, "deflate", "8").is_ok());
+    ASSERT_TRUE(mc::set_window(cfg, "deflate", "13").is_ok());
+    EXPECT_EQ(cfg.level_for(Coding::kDeflate), 8);
+    EXPECT_EQ(cfg.window_for(Coding::kDeflate), 13);
+    EXPECT_EQ(cfg.level_for(Coding::kGzip), 2);
+    EXPECT_EQ(cfg.window_for(Coding::kGzip), 11);
+    // Other codings are not affected by gzip's settings.
+    EXPECT_EQ(cfg.level_for(Coding::kBrotli), 4);
+    EXPECT_EQ(cfg.window_for(Coding::kZstd), 0);
+}
+
+TEST(ConfigDefaultsTest, NoTransformModes) {
+    Config cfg;
+    cfg.no_transform = NoTransformMode::kHonor;
+    EXPECT_TRUE(cfg.honor_no_transform());
+    cfg.no_transform = NoTransformMode::kIgnore;
+    EXPECT_FALSE(cfg.honor_no_transform());
+}
+
+TEST(ConfigDefaultsTest, ParamsForCarriesSettings) {
+    Config cfg;
+    ASSERT_TRUE(mc::set_level(cfg, "br", "7").is_ok());
+    ASSERT_TRUE(mc::set_window(cfg, "br", "18").is_ok());
+    cfg.brotli_lgblock = 20;
+    cfg.mem_level = 5;
+    const mc::EncoderParams b = cfg.params_for(Coding::kBrotli, 12345);
+    EXPECT_EQ(b.coding, Coding::kBrotli);
+    EXPECT_EQ(b.level, 7);
+    EXPECT_EQ(b.window_log, 18);
+    EXPECT_EQ(b.brotli_lgblock, 20);
+    EXPECT_EQ(b.size_hint, 12345);
+    EXPECT_FALSE(b.exact_size);
+    const mc::EncoderParams z = Config{}.params_for(Coding::kZstd, -1);
+    EXPECT_EQ(z.coding, Coding::kZstd);
+    EXPECT_EQ(z.level, 3);
+    EXPECT_EQ(z.window_log, 0);
+    EXPECT_EQ(z.size_hint, -1);
+    EXPECT_EQ(z.brotli_lgblock, 0);
+    EXPECT_EQ(z.mem_level, mc::kDefaultMemLevel);
+    const mc::EncoderParams g = cfg.params_for(Coding::kGzip, 0);
+    EXPECT_EQ(g.level, 6);
+    EXPECT_EQ(g.mem_level, 5);
+    EXPECT_EQ(g.size_hint, 0);
+}
+
+// ---- merge(): every field
+
+// Catches a new Config field that the merge tests (and merge itself) do not know about yet.
+static_assert(sizeof(Config) == 144,
+              "mc::Config changed: update merge() and fill_all()/expect_same()/all_fields() here");
+
+constexpr std::size_t kMaxNotes = 8;
+static_assert(mc::kNoteKinds <= kMaxNotes);
+const char* const kNoteNames[2][kMaxNotes] = {{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"},
+                                              {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"}};
+
+// Sets every field of a section; `variant` 0 and 1 give two full sections that differ everywhere.
+Config fill_all(int variant) {
+    Config c;
+    const bool a = variant == 0;
+    for (const char* t : a ? std::vector<const char*>{"gzip", "br"}
+                           : std::vector<const char*>{"zstd", "deflate", "gzip"}) {
+        EXPECT_TRUE(mc::add_encoding(c, t).is_ok());
+    }
+    for (const Coding k : mc::kAllCompressing) {
+        c.level[mc::index(k)] = static_cast<std::int16_t>(a ? 1 : 2);
+        c.window[mc::index(k)] = static_cast<std::int16_t>(a ? 10 : 12);
+        c.cache_level[mc::index(k)] = static_cast<std::int16_t>(a ? 5 : 8);
+    }
+    c.mem_level = a ? 3 : 7;
+    c.brotli_lgblock = a ? 16 : 20;
+    c.min_length = a ? 0 : 1000;
+    c.buffer_size = a ? 4096 : 65536;
+    c.etag = a ? ETagMode::kNoChange : ETagMode::kRemove;
+    c.no_transform = a ? NoTransformMode::kIgnore : NoTransformMode::kHonor;
+    for (std::size_t k = 0; k < mc::kNoteKinds; ++k) c.notes[k] = kNoteNames[a ? 0 : 1][k];
+    c.inflate_limit = a ? 0 : 1 << 20;
+    c.inflate_ratio = a ? 10 : 300;
+    c.inflate_burst = a ? 1 : 5;
+    c.static_files = a ? Toggle::kOn : Toggle::kOff;
+    c.cache = a ? Toggle::kOff : Toggle::kOn;
+    c.cache_max_entry = a ? 0 : 4 << 20;
+    return c;
+}
+
+void expect_same(const Config& got, const Config& want) {
+    EXPECT_EQ(got.order_count, want.order_count);
+    for (std::size_t i = 0; i < want.order_count; ++i) EXPECT_EQ(got.order[i], want.order[i]);
+    EXPECT_EQ(got.level, want.level);
+    EXPECT_EQ(got.window, want.window);
+    EXPECT_EQ(got.mem_level, want.mem_level);
+    EXPECT_EQ(got.brotli_lgblock, want.brotli_lgblock);
+    EXPECT_EQ(got.min_length, want.min_length);
+    EXPECT_EQ(got.buffer_size, want.buffer_size);
+    EXPECT_EQ(got.etag, want.etag);
+    EXPECT_EQ(got.no_transform, want.no_transform);
+    EXPECT_EQ(got.notes, want.notes);
+    EXPECT_EQ(got.inflate_limit, want.inflate_limit);
+    EXPECT_EQ(got.inflate_ratio, want.inflate_ratio);
+    EXPECT_EQ(got.inflate_burst, want.inflate_burst);
+    EXPECT_EQ(got.static_files, want.static_files);
+    EXPECT_EQ(got.cache, want.cache);
+    EXPECT_EQ(got.cache_max_entry, want.cache_max_entry);
+    EXPECT_EQ(got.cache_level, want.cache_level);
+}
+
+struct Field {
+    std::string name;
+    std::function<void(Config&, const Config&)> copy;  // copies this one field
+};
+
+std::vector<Field> all_fields() {
+    std::vector<Field> f = {
+        {"order",
+         [](Config& c, const Config& s) {
+             c.order = s.order;
+             c.order_count = s.order_count;
+         }},
+        {"mem_level", [](Config& c, const Config& s) { c.mem_level = s.mem_level; }},
+        {"brotli_lgblock", [](Config& c, const Config& s) { c.brotli_lgblock = s.brotli_lgblock; }},
+        {"min_length", [](Config& c, const Config& s) { c.min_length = s.min_length; }},
+        {"buffer_size", [](Config& c, const Config& s) { c.buffer_size = s.buffer_size; }},
+        {"etag", [](Config& c, const Config& s) { c.etag = s.etag; }},
+        {"no_transform", [](Config& c, const Config& s) { c.no_transform = s.no_transform; }},
+        {"inflate_limit", [](Config& c, const Config& s) { c.inflate_limit = s.inflate_limit; }},
+        {"inflate_ratio", [](Config& c, const Config& s) { c.inflate_ratio = s.inflate_ratio; }},
+        {"inflate_burst", [](Config& c, const Config& s) { c.inflate_burst = s.inflate_burst; }},
+        {"static_files", [](Config& c, const Config& s) { c.static_files = s.static_files; }},
+        {"cache", [](Config& c, const Config& s) { c.cache = s.cache; }},
+        {"cache_max_entry",
+         [](Config& c, const Config& s) { c.cache_max_entry = s.cache_max_entry; }},
+    };
+    for (const Coding k : mc::kAllCompressing) {
+        const std::size_t i = mc::index(k);
+        const std::string enc(mc::coding_token(k));
+        f.push_back({"level." + enc, [i](Config& c, const Config& s) { c.level[i] = s.level[i]; }});
+        f.push_back(
+            {"window." + enc, [i](Config& c, const Config& s) { c.window[i] = s.window[i]; }});
+        f.push_back({"cache_level." + enc,
+                     [i](Config& c, const Config& s) { c.cache_level[i] = s.cache_level[i]; }});
+    }
+    for (std::size_t k = 0; k < mc::kNoteKinds; ++k) {
+        f.push_back({"note." + std::to_string(k),
+                     [k](Config& c, const Config& s) { c.notes[k] = s.notes[k]; }});
+    }
+    return f;
+}
+
+TEST(MergeTest, FieldListCoversTheWholeConfig) {
+    // Copying every listed field one by one rebuilds a full section: the list misses nothing
+    // that expect_same() compares.
+    const Config full = fill_all(1);
+    Config rebuilt;
+    for (const Field& field : all_fields()) field.copy(rebuilt, full);
+    expect_same(rebuilt, full);
+}
+
+TEST(MergeTest, ChildInheritsEveryUnsetField) {
+    const Config parent = fill_all(0);
+    expect_same(mc::merge(parent, Config{}), parent);
+}
+
+TEST(MergeTest, ChildOverridesEverySetField) {
+    const Config parent = fill_all(0);
+    const Config child = fill_all(1);
+    expect_same(mc::merge(parent, child), child);
+    expect_same(mc::merge(Config{}, child), child);
+}
+
+TEST(MergeTest, BothUnsetStaysUnset) {
+    const Config merged = mc::merge(Config{}, Config{});
+    expect_same(merged, Config{});
+    // ...so the defaults still apply after any number of merges.
+    EXPECT_EQ(merged.encodings().size(), 3u);
+    EXPECT_EQ(merged.min_length_value(), 256);
+    EXPECT_EQ(merged.etag_value(), ETagMode::kAddSuffix);
+}
+
+// One field set in the child at a time: only that field changes.
+TEST(MergeTest, EachFieldIndependently) {
+    const Config parent = fill_all(0);
+    const Config full_child = fill_all(1);
+    for (const Field& field : all_fields()) {
+        SCOPED_TRACE(field.name);
+        Config child;                   // everything unset...
+        field.copy(child, full_child);  // ...but this one field
+        Config want = parent;
+        field.copy(want, full_child);
+        expect_same(mc::merge(parent, child), want);
+        // And the other way round: the child leaves only this field unset.
+        Config nearly_full = full_child;
+        field.copy(nearly_full, Config{});
+        Config want_inherit = full_child;
+        field.copy(want_inherit, parent);
+        expect_same(mc::merge(parent, nearly_full), want_inherit);
+    }
+}
+
+TEST(MergeTest, ZeroIsASettingNotUnset) {
+    // MinLength 0, InflateLimit 0 (unlimited) and br level 0 are real values a child may set.
+    Config parent;
+    parent.min_length = 500;
+    parent.inflate_limit = 1000;
+    parent.level[mc::index(Coding::kBrotli)] = 9;
+    Config child;
+    child.min_length = 0;
+    child.inflate_limit = 0;
+    ASSERT_TRUE(mc::set_level(child, "br", "0").is_ok());
+    const Config m = mc::merge(parent, child);
+    EXPECT_EQ(m.min_length_value(), 0);
+    EXPECT_EQ(m.inflate_limit, 0);
+    EXPECT_EQ(m.level_for(Coding::kBrotli), 0);
+}
+
+TEST(MergeTest, OrderIsReplacedWholeNotMerged) {
+    Config server;
+    ASSERT_TRUE(mc::add_encoding(server, "br").is_ok());
+    ASSERT_TRUE(mc::add_encoding(server, "gzip").is_ok());
+    ASSERT_TRUE(mc::add_encoding(server, "zstd").is_ok());
+    Config dir;
+    ASSERT_TRUE(mc::add_encoding(dir, "gzip").is_ok());
+    const Config m = mc::merge(server, dir);
+    ASSERT_EQ(m.encodings().size(), 1u);
+    EXPECT_EQ(m.encodings()[0], Coding::kGzip);
+}
+
+TEST(MergeTest, ThreeLevelsServerDirectoryHtaccess) {
+    Config server;
+    ASSERT_TRUE(mc::set_level(server, "gzip", "9").is_ok());
+    server.min_length = 1000;
+    server.etag = ETagMode::kRemove;
+    Config dir;
+    ASSERT_TRUE(mc::set_level(dir, "gzip", "4").is_ok());
+    ASSERT_TRUE(mc::set_level(dir, "zstd", "12").is_ok());
+    Config htaccess;
+    htaccess.etag = ETagMode::kNoChange;
+    ASSERT_TRUE(mc::add_encoding(htaccess, "gzip").is_ok());
+
+    const Config m = mc::merge(mc::merge(server, dir), htaccess);
+    EXPECT_EQ(m.level_for(Coding::kGzip), 4);
+    EXPECT_EQ(m.level_for(Coding::kZstd), 12);
+    EXPECT_EQ(m.level_for(Coding::kBrotli), 4);  // default, set nowhere
+    EXPECT_EQ(m.min_length_value(), 1000);
+    EXPECT_EQ(m.etag_value(), ETagMode::kNoChange);
+    ASSERT_EQ(m.encodings().size(), 1u);
+    EXPECT_EQ(m.buffer_size_value(), 8192);
+}
+
+}  // namespace

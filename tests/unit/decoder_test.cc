@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+// mc::Decoder (DEFLATE input filter, INFLATE output filter): round trips with our encoders in
+// random pieces, corrupt/truncated/trailing input, and mod_deflate's inflate limits.
+#include "mc/decoder.h"
+
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "decode.h"
+#include "mc/encoder.h"
+#include "mc/sink.h"
+
+namespace {
+
+using mc::Code;
+using mc::Coding;
+using mc::InflateLimits;
+using mc::Status;
+using mc_test::as_bytes;
+
+constexpr InflateLimits kNoLimits{0, 0, 0};
+
+std::string compress(Coding c, std::string_view body, int level = 3) {
+    mc::EncoderParams p;
+    p.coding = c;
+    p.level = level;
+    mc::StringSink sink;
+    const auto n = mc::compress_all(p, as_bytes(body), sink);
+    EXPECT_TRUE(n.is_ok()) << n.status().reason();
+    return sink.take();
+}
+
+std::string text(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::string s;
+    while (s.size() < n) s += "line " + std::to_string(rng() % 1000) + " of the request body\n";
+    s.resize(n);
+    return s;
+}
+
+std::string noise(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::string s(n, '\0');
+    for (char& ch : s) ch = static_cast<char>(rng() >> 24);
+    return s;
+}
+
+std::unique_ptr<mc::Decoder> decoder(Coding c, const InflateLimits& limits = kNoLimits) {
+    auto d = mc::make_decoder(c, limits);
+    EXPECT_TRUE(d.is_ok()) << d.status().reason();
+    return d.is_ok() ? std::move(d).value() : nullptr;
+}
+
+TEST(DecoderTest, RoundTripInRandomPieces) {
+    const std::uint32_t seed = 4242;
+    SCOPED_TRACE(::testing::Message() << "seed=" << seed);
+    std::mt19937 rng(seed);
+    for (const Coding c : mc::kAllCompressing) {
+        for (const std::string& body :
+             {std::string(), std::string("x"), text(300000, 1), noise(70000, 2)}) {
+            SCOPED_TRACE(::testing::Message() << mc::coding_token(c) << " " << body.size());
+            const std::string enc = compress(c, body);
+            auto d = decoder(c);
+            ASSERT_NE(d, nullptr);
+            mc::StringSink out(1 + rng() % 20000);
+            std::size_t pos = 0;
+            while (pos < enc.size()) {
+                const std::size_t n = std::min<std::size_t>(enc.size() - pos, 1 + rng() % 3000);
+                const Status st = d->write(as_bytes(std::string_view(enc).substr(pos, n)), out);
+                ASSERT_TRUE(st.is_ok()) << st.reason();
+                pos += n;
+                ASSERT_TRUE(std::string_view(body).starts_with(out.data()));
+            }
+            EXPECT_TRUE(d->finished());
+            EXPECT_TRUE(out.data() == body);
+            EXPECT_EQ(d->total_in(), enc.size());
+            EXPECT_EQ(d->total_out(), body.size());
+            // Nothing more is expected; an empty write is fine.
+            EXPECT_TRUE(d->write({}, out).is_ok());
+        }
+    }
+}
+
+TEST(DecoderTest, StreamedWithSyncFlushesAndOneBytePieces) {
+    const std::string body = text(20000, 3);
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        mc::EncoderParams p;
+        p.coding = c;
+        p.level = mc::default_level(c);
+        auto e = mc::make_encoder(p);
+        ASSERT_TRUE(e.is_ok());
+        mc::StringSink enc;
+        for (std::size_t i = 0; i < body.size(); i += 5000) {
+            ASSERT_TRUE(
+                e.value()
+                    ->write(as_bytes(std::string_view(body).substr(i, 5000)), mc::Flush::kSync, enc)
+                    .is_ok());
+        }
+        ASSERT_TRUE(e.value()->write({}, mc::Flush::kFinish, enc).is_ok());
+        auto d = decoder(c);
+        ASSERT_NE(d, nullptr);
+        mc::StringSink out;
+        for (const char ch : enc.data()) {
+            ASSERT_TRUE(d->write(as_bytes(std::string_view(&ch, 1)), out).is_ok());
+        }
+        EXPECT_TRUE(d->finished());
+        EXPECT_TRUE(out.data() == body);
+    }
+}
+
+TEST(DecoderTest, TruncatedStreamIsNotFinished) {
+    const std::string body = text(50000, 4);
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        const std::string enc = compress(c, body);
+        auto d = decoder(c);
+        mc::StringSink out;
+        ASSERT_TRUE(
+            d->write(as_bytes(std::string_view(enc).substr(0, enc.size() - 1)), out).is_ok());
+        EXPECT_FALSE(d->finished());
+        EXPECT_TRUE(std::string_view(body).starts_with(out.data()));
+    }
+}
+
+TEST(DecoderTest, DataAfterTheEndIsCorrupt) {
+    const std::string body = text(1000, 5);
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        const std::string enc = compress(c, body);
+        {
+            auto d = decoder(c);
+            mc::StringSink out;
+            const Status st = d->write(as_bytes(enc + "trailing"), out);
+            EXPECT_EQ(st.code(), Code::kCorrupt) << st.reason();
+        }
+        {
+            // The same, in a second write after the stream ended.
+            auto d = decoder(c);
+            mc::StringSink out;
+            ASSERT_TRUE(d->write(as_bytes(enc), out).is_ok());
+            ASSERT_TRUE(d->finished());
+            EXPECT_EQ(d->write(as_bytes(enc), out).code(), Code::kCorrupt);
+        }
+    }
+}
+
+TEST(DecoderTest, GarbageIsCorrupt) {
+    const std::string garbage = "this is not compressed data, not at all";
+    for (const Coding c : {Coding::kGzip, Coding::kDeflate, Coding::kZstd}) {
+        SCOPED_TRACE(mc::coding_token(c));
+        auto d = decoder(c);
+        mc::StringSink out;
+        EXPECT_EQ(d->write(as_bytes(garbage), out).code(), Code::kCorrupt);
+    }
+    // gzip vs the zlib format are not interchangeable.
+    auto d = decoder(Coding::kDeflate);
+    mc::StringSink out;
+    EXPECT_EQ(d->write(as_bytes(compress(Coding::kGzip, "hello")), out).code(), Code::kCorrupt);
+}
+
+TEST(DecoderTest, BrotliGarbageNeverDecodesToSomethingFinished) {
+    // Brotli has no magic number; garbage fails or stays unfinished, never "succeeds".
+    auto d = decoder(Coding::kBrotli);
+    mc::StringSink out;
+    const Status st = d->write(as_bytes(std::string(64, '\xff')), out);
+    EXPECT_TRUE(!st.is_ok() || !d->finished());
+}
+
+TEST(DecoderTest, ZstdWindowOver8MiBIsRefused) {
+    // RFC 9659: the decoder does not allocate for a frame that needs more than 8 MiB.
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ASSERT_NE(cctx, nullptr);
+    ASSERT_FALSE(ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 24)));
+    const std::string in(10000, 'w');
+    std::string frame(ZSTD_compressBound(in.size()) + 64, '\0');
+    ZSTD_outBuffer o{frame.data(), frame.size(), 0};
+    ZSTD_inBuffer a{in.data(), 5000, 0};
+    ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(cctx, &o, &a, ZSTD_e_continue)));
+    ZSTD_inBuffer b{in.data() + 5000, 5000, 0};
+    std::size_t rc = 0;
+    do {
+        rc = ZSTD_compressStream2(cctx, &o, &b, ZSTD_e_end);
+        ASSERT_FALSE(ZSTD_isError(rc));
+    } while (rc != 0);
+    ZSTD_freeCCtx(cctx);
+    frame.resize(o.pos);
+    ASSERT_TRUE(mc_test::decode_all(Coding::kZstd, frame, {.zstd_window_log_max = 0}).ok);
+
+    auto d = decoder(Coding::kZstd);
+    mc::StringSink out;
+    EXPECT_EQ(d->write(as_bytes(frame), out).code(), Code::kCorrupt);
+}
+
+TEST(DecoderTest, IdentityHasNoDecoder) {
+    EXPECT_FALSE(mc::make_decoder(Coding::kIdentity, kNoLimits).is_ok());
+}
+
+// ---- Limits (DeflateInflateLimitRequestBody, DeflateInflateRatioLimit/Burst)
+
+TEST(DecoderLimitsTest, MaxOutput) {
+    const std::string body = noise(200000, 6);  // ratio ~1: only the size limit matters
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        const std::string enc = compress(c, body);
+        {
+            auto d = decoder(c, {static_cast<std::int64_t>(body.size()), 0, 0});
+            mc::StringSink out;
+            EXPECT_TRUE(d->write(as_bytes(enc), out).is_ok()) << "exactly the limit is allowed";
+            EXPECT_TRUE(out.data() == body);
+        }
+        {
+            const std::int64_t limit = 100000;
+            auto d = decoder(c, {limit, 0, 0});
+            mc::StringSink out;
+            const Status st = d->write(as_bytes(enc), out);
+            EXPECT_EQ(st.code(), Code::kLimitExceeded) << st.reason();
+            // Stopped within one step of the limit.
+            EXPECT_LE(out.data().size(),
+                      static_cast<std::size_t>(limit) + mc::Decoder::kDecodeStep);
+        }
+    }
+}
+
+TEST(DecoderLimitsTest, RatioStopsABomb) {
+    const std::string zeros(16u << 20, '\0');
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        const std::string bomb = compress(c, zeros, 1);
+        ASSERT_LT(bomb.size() * 200, zeros.size()) << "not a bomb";
+        {
+            auto d = decoder(c, {0, 200, 3});
+            mc::StringSink out;
+            const Status st = d->write(as_bytes(bomb), out);
+            EXPECT_EQ(st.code(), Code::kLimitExceeded) << st.reason();
+            EXPECT_LT(out.data().size(), std::size_t{4} << 20) << "memory was not bounded";
+        }
+        {
+            // Ratio 0: no ratio limit (the size limit alone applies).
+            auto d = decoder(c, {0, 0, 0});
+            mc::StringSink out;
+            ASSERT_TRUE(d->write(as_bytes(bomb), out).is_ok());
+            EXPECT_TRUE(d->finished());
+            EXPECT_EQ(out.data().size(), zeros.size());
+        }
+    }
+}
+
+TEST(DecoderLimitsTest, OrdinaryBodiesPassTheDefaultRatio) {
+    const std::string body = text(1 << 20, 7);
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        const std::string enc = compress(c, body, 1);
+        auto d = decoder(c, InflateLimits{});  // defaults: ratio 200, burst 3, no size limit
+        mc::StringSink out;
+        ASSERT_TRUE(d->write(as_bytes(enc), out).is_ok());
+        EXPECT_TRUE(d->finished());
+        EXPECT_TRUE(out.data() == body);
+    }
+}
+
+TEST(DecoderTest, TinySinkSpans) {
+    // The decoder must cope with sinks that lend a few bytes at a time.
+    class SmallSink final : public mc::Sink {
+    public:
+        std::span<std::byte> reserve() override {
+            n_ = n_ % 5 + 1;
+            return {buf_, n_};
+        }
+        Status commit(std::size_t used) override {
+            EXPECT_LE(used, n_);
+            data.append(reinterpret_cast<const char*>(buf_), used);
+            return Status::ok();
+        }
+        std::string data;
+
+    private:
+        std::byte buf_[8]{};
+        std::size_t n_ = 0;
+    };
+    const std::string body = text(30000, 8);
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        auto d = decoder(c);
+        SmallSink out;
+        ASSERT_TRUE(d->write(as_bytes(compress(c, body)), out).is_ok());
+        EXPECT_TRUE(d->finished());
+        EXPECT_TRUE(out.data == body);
+    }
+}
+
+}  // namespace
