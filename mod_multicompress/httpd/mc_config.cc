@@ -58,26 +58,29 @@ const char* set_encodings(cmd_parms* cmd, void* mconfig, int argc, char* const a
     });
 }
 
-const char* set_level(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
+// "ENC N" directives: the encoding, then a number in that encoding's range.
+using EncodingSetter = mc::Status (*)(mc::Config&, std::string_view, std::string_view);
+
+const char* set_per_encoding(cmd_parms* cmd, void* mconfig, const char* enc, const char* value,
+                             EncodingSetter set, mc::Range (*range_of)(mc::Coding),
+                             const char* what) noexcept {
     return guarded(cmd, [&]() -> const char* {
         mc::Coding c{};
         if (mc::Status st = mc::parse_encoding(enc, c); !st.is_ok()) return fail(cmd, st, enc);
-        if (!mc::set_level(cfg_of(mconfig), enc, value).is_ok()) {
-            return fail_ranged(cmd, "level", enc, mc::level_range(c), value);
+        if (!set(cfg_of(mconfig), enc, value).is_ok()) {
+            return fail_ranged(cmd, what, enc, range_of(c), value);
         }
         return nullptr;
     });
 }
 
+const char* set_level(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
+    return set_per_encoding(cmd, mconfig, enc, value, &mc::set_level, &mc::level_range, "level");
+}
+
 const char* set_window(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
-    return guarded(cmd, [&]() -> const char* {
-        mc::Coding c{};
-        if (mc::Status st = mc::parse_encoding(enc, c); !st.is_ok()) return fail(cmd, st, enc);
-        if (!mc::set_window(cfg_of(mconfig), enc, value).is_ok()) {
-            return fail_ranged(cmd, "log2 window", enc, mc::window_range(c), value);
-        }
-        return nullptr;
-    });
+    return set_per_encoding(cmd, mconfig, enc, value, &mc::set_window, &mc::window_range,
+                            "log2 window");
 }
 
 // Parses a size or count into `out`; the directive's own range is in `lo`..`hi`.
@@ -201,14 +204,8 @@ const char* set_cache_max_entry(cmd_parms* cmd, void* mconfig, const char* arg) 
 
 const char* set_cache_level(cmd_parms* cmd, void* mconfig, const char* enc,
                             const char* value) noexcept {
-    return guarded(cmd, [&]() -> const char* {
-        mc::Coding c{};
-        if (mc::Status st = mc::parse_encoding(enc, c); !st.is_ok()) return fail(cmd, st, enc);
-        if (!mc::set_cache_level(cfg_of(mconfig), enc, value).is_ok()) {
-            return fail_ranged(cmd, "level", enc, mc::level_range(c), value);
-        }
-        return nullptr;
-    });
+    return set_per_encoding(cmd, mconfig, enc, value, &mc::set_cache_level, &mc::level_range,
+                            "level");
 }
 
 // ---- mod_deflate / mod_brotli compatibility: same argument, same meaning.
