@@ -164,12 +164,13 @@ const std::vector<SizeCase> kSizeCases = {
     SizeCase{Coding::kBrotli, 100 * kMiB, 24, 24, 0},
     SizeCase{Coding::kBrotli, 8 * kMiB - 16, 24, 23, 0},
     SizeCase{Coding::kBrotli, 8 * kMiB, 24, 24, 0}, SizeCase{Coding::kBrotli, kMiB, 16, 16, 0},
-    // zstd: the smallest window covering the body, never above 2^23 (RFC 9659).
+    // zstd: the smallest window covering the body, never above what the level uses by itself
+    // (2^21 at the default level 3) nor above 2^23 (RFC 9659).
     SizeCase{Coding::kZstd, 0, 0, 10, 0}, SizeCase{Coding::kZstd, 1024, 0, 10, 0},
     SizeCase{Coding::kZstd, 1025, 0, 11, 0}, SizeCase{Coding::kZstd, 100 * kKiB, 0, 17, 0},
-    SizeCase{Coding::kZstd, 8 * kMiB, 0, 23, 0}, SizeCase{Coding::kZstd, 8 * kMiB + 1, 0, 23, 0},
-    SizeCase{Coding::kZstd, 10 * kMiB, 0, 23, 0},
-    SizeCase{Coding::kZstd, std::int64_t{1} << 40, 0, 23, 0},
+    SizeCase{Coding::kZstd, 2 * kMiB, 0, 21, 0}, SizeCase{Coding::kZstd, 2 * kMiB + 1, 0, 21, 0},
+    SizeCase{Coding::kZstd, 8 * kMiB, 0, 21, 0}, SizeCase{Coding::kZstd, 10 * kMiB, 0, 21, 0},
+    SizeCase{Coding::kZstd, std::int64_t{1} << 40, 0, 21, 0},
     SizeCase{Coding::kZstd, 10 * kMiB, 20, 20, 0}, SizeCase{Coding::kZstd, 1000, 20, 10, 0},
     SizeCase{Coding::kZstd, 10 * kMiB, 24, 23, 0}};
 
@@ -188,6 +189,18 @@ TEST(TuneTest, SizeTable) {
 }
 
 // Every length, not just the table: the window covers the body and is the smallest that does.
+TEST(TuneTest, ZstdKnownLengthNeverGrowsTheLevelsWindow) {
+    for (int level = 1; level <= 19; ++level) {
+        for (const std::int64_t n : {std::int64_t{100}, 64 * kKiB, 4 * kMiB, 64 * kMiB}) {
+            const EncoderParams z = tune(params(Coding::kZstd, level, n));
+            EXPECT_LE(z.window_log, mc::zstd_level_window_log(level)) << level << " " << n;
+            EXPECT_LE(z.window_log, mc::kZstdMaxWindowLog);
+        }
+    }
+    EXPECT_EQ(mc::zstd_level_window_log(1), 19);
+    EXPECT_EQ(mc::zstd_level_window_log(19), 23);
+}
+
 TEST(TuneTest, GzipWindowIsSmallestCoveringLikeNginx) {
     for (std::int64_t n = 0; n <= 70000; n += (n < 2048 ? 1 : 97)) {
         const EncoderParams p = tune(params(Coding::kGzip, 6, n));
@@ -214,8 +227,8 @@ TEST(TuneTest, BrotliAndZstdWindowsAreSmallestCovering) {
             ASSERT_LT((std::int64_t{1} << (b.window_log - 1)) - 16, n) << n;
         }
         const EncoderParams z = tune(params(Coding::kZstd, 3, n));
-        ASSERT_LE(z.window_log, 23) << n;
-        if (z.window_log < 23) {
+        ASSERT_LE(z.window_log, mc::zstd_level_window_log(3)) << n;
+        if (z.window_log < mc::zstd_level_window_log(3)) {
             ASSERT_GE(std::int64_t{1} << z.window_log, n) << n;
         }
         if (z.window_log > 10) {

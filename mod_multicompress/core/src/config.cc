@@ -42,6 +42,9 @@ int Config::window_for(Coding c) const {
 
 int Config::cache_level_for(Coding c) const {
     if (cache_level[index(c)] >= 0) return cache_level[index(c)];
+    if (c == Coding::kDeflate && cache_level[index(Coding::kGzip)] >= 0) {
+        return cache_level[index(Coding::kGzip)];
+    }
     switch (c) {
         case Coding::kBrotli: return 11;
         case Coding::kZstd: return 19;

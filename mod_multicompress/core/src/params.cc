@@ -62,6 +62,16 @@ int window_for_length(std::int64_t n, int lo, int hi, std::int64_t slack) {
 
 }  // namespace
 
+int zstd_level_window_log(int level) {
+    // libzstd's parameter table for large inputs (lib/compress/clevels.h, stable since 1.4):
+    // 19 at level 1, 20 at 2, 21 at 3–8, 22 at 9–16, 23 at 17–19.
+    if (level <= 1) return 19;
+    if (level == 2) return 20;
+    if (level <= 8) return 21;
+    if (level <= 16) return 22;
+    return kZstdMaxWindowLog;
+}
+
 EncoderParams tune(EncoderParams p) {
     const Range levels = level_range(p.coding);
     p.level = std::clamp(p.level, levels.min, levels.max);
@@ -91,7 +101,8 @@ EncoderParams tune(EncoderParams p) {
             p.window_log = window_for_length(p.size_hint, windows.min, p.window_log, 16);
             break;
         case Coding::kZstd: {
-            const int cap = p.window_log == 0 ? kZstdMaxWindowLog : p.window_log;
+            // Never above what the level would use on its own: a known length only shrinks.
+            const int cap = p.window_log == 0 ? zstd_level_window_log(p.level) : p.window_log;
             p.window_log = window_for_length(p.size_hint, windows.min, cap, 0);
             break;
         }

@@ -20,7 +20,8 @@ inline constexpr int kQUnset = -1;
 ///  - a coding listed more than once takes its lowest weight (a client that says q=0 for a
 ///    coding anywhere never gets it);
 ///  - parameters other than q are ignored; an invalid q (e.g. "0.0000", "1.5", "1e-1") drops the
-///    entry as if it were not there;
+///    entry as if it were not there; whitespace around "=" is tolerated ("q = 0" still refuses);
+///    quoted parameter values are not parsed (no client sends them in Accept-Encoding);
 ///  - several header lines are joined with ", " before parsing (httpd does that for us).
 class AcceptEncoding {
 public:

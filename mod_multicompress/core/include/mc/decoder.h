@@ -21,8 +21,8 @@ struct InflateLimits {
 };
 
 /// A streaming decoder that enforces InflateLimits while it decodes, so a decompression bomb is
-/// stopped after a bounded amount of output (one step of at most kDecodeStep bytes past the
-/// limit is never produced: the check runs per step).
+/// stopped after a bounded amount of output: the limits are checked after every step of at most
+/// kDecodeStep bytes, so at most one step past max_output reaches the sink before write() fails.
 class Decoder {
 public:
     /// Output is produced and checked in steps of this many bytes.

@@ -30,6 +30,9 @@ inline constexpr int kDefaultMemLevel = 8;
 /// Brotli's lgblock range (0 = let the library choose).
 inline constexpr Range kBrotliBlockRange{16, 24};
 
+/// The log2 window libzstd picks for `level` on large inputs (at most 23 for levels 1–19).
+int zstd_level_window_log(int level);
+
 /// Everything an encoder needs to start.
 struct EncoderParams {
     Coding coding = Coding::kGzip;
