@@ -77,8 +77,12 @@ def _find(cases, file, coding, level, server):
     return None
 
 
-def targets(cases: list[dict], rss: list[dict], mid: str, small: str) -> list[str]:
-    """The targets of issue 5, each with the ratio reached in this run."""
+ONCE_TARGET = 0.9
+
+
+def targets(cases: list[dict], rss: list[dict], mid: str, small: str,
+            once: list[dict] | None = None) -> list[str]:
+    """The targets of issues 5 and 6, each with the ratio reached in this run."""
     out = ["| target | reached | met |", "|---|---|---|"]
 
     def row(name, text, ok):
@@ -157,6 +161,65 @@ def targets(cases: list[dict], rss: list[dict], mid: str, small: str) -> list[st
             all(r["rss_growth"] <= 512 * 2**20 for r in ours_rss))
     else:
         row("RSS with slow streams", "not measured", None)
+
+    name = (f"issue 6: a cache hit and a sidecar hit each ≥ {ONCE_TARGET}× the req/CPU-s of "
+            "plain Apache serving the same bytes as a precompressed file; bytes saved vs gzip-6")
+    hits = [c for c in (once or []) if c["server"] in ("ours-sidecar", "ours-cache")]
+    measured = [c for c in hits if c.get("x_precompressed") is not None]
+    if not measured:
+        row(name, "not measured", None)
+    else:
+        parts = []
+        for server in ("ours-sidecar", "ours-cache"):
+            rs = [c for c in measured if c["server"] == server]
+            if not rs:
+                parts.append(f"{server}: not measured")
+                continue
+            worst = min(rs, key=lambda c: c["x_precompressed"])
+            below = [f"`{c['file']}` {variant(c)} {c['x_precompressed']:.2f}×" for c in rs
+                     if c["x_precompressed"] < ONCE_TARGET]
+            parts.append(f"{server}: min {worst['x_precompressed']:.2f}× (`{worst['file']}` "
+                         f"{variant(worst)}" + (f"; below: {', '.join(below)}" if below else "")
+                         + ")")
+        saved = []
+        for coding in ("zstd", "br", "gzip"):
+            rs = [c for c in (once or []) if c["server"] == "precompressed"
+                  and c["coding"] == coding]
+            if rs:
+                lo = min(c["saved_vs_gzip6"] for c in rs) * 100
+                hi = max(c["saved_vs_gzip6"] for c in rs) * 100
+                lvl = variant(rs[0])
+                saved.append(f"{lvl} {lo:.1f}%" if len(rs) == 1 or abs(hi - lo) < 0.05
+                             else f"{lvl} {lo:.1f}–{hi:.1f}%")
+        # Every planned hit must have been measured (a failed check leaves a pair out).
+        pairs = {(c["file"], c["coding"]) for c in (once or [])}
+        complete = all(any(c["server"] == s and (c["file"], c["coding"]) == p
+                           and c.get("x_precompressed") is not None for c in hits)
+                       for p in pairs for s in ("ours-sidecar", "ours-cache"))
+        row(name, "; ".join(parts) + ("; bytes saved vs gzip-6: " + ", ".join(saved)
+                                      if saved else "") + ("" if complete else
+                                                           "; some hits not measured"),
+            complete and all(c["x_precompressed"] >= ONCE_TARGET for c in measured))
+    return out
+
+
+def once_table(once: list[dict]) -> list[str]:
+    out = ["| file | coding | server | req/s | CPU µs/req | req/CPU-s | × precompressed req/CPU-s "
+           "| body bytes | gzip-6 bytes | saved vs gzip-6 |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    order = {"precompressed": 0, "ours-sidecar": 1, "ours-cache": 2,
+             "precompressed (cache bytes)": 3}
+    codings = {"zstd": 0, "br": 1, "gzip": 2}
+    files = list(dict.fromkeys(c["file"] for c in once))
+    for c in sorted(once, key=lambda c: (files.index(c["file"]), codings[c["coding"]],
+                                         order.get(c["server"], 9))):
+        name = f"**{c['server']}**" if c["server"].startswith("ours-") else c["server"]
+        x = c.get("x_precompressed")
+        xs = _f(x, "{:.2f}") if x is None or x >= ONCE_TARGET else f"**{x:.2f}**"
+        out.append(f"| `{c['file']}` | {variant(c)} | {name} | {_f(c.get('req_per_s'))} | "
+                   f"{_f(c.get('cpu_us_per_req'), '{:.1f}')} | {_f(c.get('req_per_cpu_s'))} | "
+                   f"{xs} | {_f(c.get('body_bytes'))} | {_f(c.get('gzip6_bytes'))} | "
+                   f"{c['saved_vs_gzip6'] * 100:.1f}% |")
     return out
 
 
@@ -196,7 +259,7 @@ def encoder_table(encoders: list[dict]) -> list[str]:
 
 
 def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, encoders: list[dict],
-             files: list[str], mid: str, small: str) -> str:
+             files: list[str], mid: str, small: str, once: list[dict] | None = None) -> str:
     lines = [
         "# mod_multicompress side-by-side benchmark", "",
         f"Command: `{meta['command']}` ({meta['mode']}, {meta['date']}, {meta['elapsed_s']:.0f} s)."
@@ -206,14 +269,33 @@ def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, enc
         "CPU is the servers' own (utime+stime of all their processes from /proc).", "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", "",
         "Corpus: see [corpus.md](corpus.md).", "",
-        "## Targets (issue 5)", "",
+        "## Targets (issues 5 and 6)", "",
     ]
-    lines += targets(cases, rss, mid, small)
+    lines += targets(cases, rss, mid, small, once)
     lines += ["", "## Requests per server CPU-second", "",
               "Anchors: gzip rows against mod_deflate at the same level, br rows against "
               "mod_brotli at the same quality, zstd rows against mod_deflate gzip-6.", ""]
     lines += results_table(cases, files)
-    lines += ["## RSS with slow compressed downloads", "",
+    lines += ["## Compress once: sidecar and cache hits (issue 6)", ""]
+    if once:
+        levels = meta.get("once_levels", {})
+        lines += [
+            "mod_multicompress with `MultiCompressStatic On` (**ours-sidecar**: `FILE.zst` / "
+            f"`.br` / `.gz` next to `FILE`, written by {meta.get('once_writer') or '?'}) and with "
+            "`MultiCompressCache On` (**ours-cache**: shmcb store, `MultiCompressCacheLevel` "
+            + ", ".join(f"{c} {lvl}" for c, lvl in levels.items()) + "; warmed up until the "
+            "source note said `cache` and the hit was the strong copy), against plain Apache "
+            "serving the very same sidecar file as a plain file (**precompressed**, `AddEncoding`;"
+            " *precompressed (cache bytes)* serves the cached body when it is not byte-identical "
+            "to the sidecar). Each body was checked once to decode to the original and each source"
+            " note to say `sidecar` / `cache`. Each row sums "
+            f"{meta.get('once_rounds', 1)} wrk runs of {meta.get('once_duration')} s, in alternating "
+            "order (precompressed, sidecar, cache, then the reverse). gzip-6 bytes: zlib level 6 "
+            f"(as the `pre/gzip-6` copies). Target: × precompressed ≥ {ONCE_TARGET}.", ""]
+        lines += once_table(once)
+    else:
+        lines += ["(not run)"]
+    lines += ["", "## RSS with slow compressed downloads", "",
               f"{meta['rss_file']}; fresh server instances with a {meta['rss_send_buffer']}-byte "
               "socket send buffer, one per test; growth = peak during the test minus the value just "
               "before it (sums over the server's processes). Streams not started = no response "
@@ -286,7 +368,7 @@ README_END = "<!-- results:end -->"
 
 
 def update_readme(path: str, meta: dict, cases: list[dict], rss: list[dict], mid: str,
-                  small: str) -> None:
+                  small: str, once: list[dict] | None = None) -> None:
     """Replaces the README's results section with the targets, the mid-size and small HTML
     tables and the RSS table of this run."""
     with open(path) as f:
@@ -300,8 +382,10 @@ def update_readme(path: str, meta: dict, cases: list[dict], rss: list[dict], mid
             "[results/corpus.md](results/corpus.md).", "",
             "![requests per server CPU-second](results/chart.png)", "",
             "### Targets", ""]
-    body += targets(cases, rss, mid, small)
+    body += targets(cases, rss, mid, small, once)
     body += [""] + results_table(cases, [mid, small])
+    if once:
+        body += ["### Compress once: sidecar and cache hits (issue 6)", ""] + once_table(once) + [""]
     body += ["### RSS, 256 slow compressed downloads", ""] + rss_table(rss)
     body += ["", README_END]
     head, rest = text.split(README_BEGIN, 1)

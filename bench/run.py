@@ -75,6 +75,24 @@ RSS_PARTS = ["react-dom.development.js", "bootstrap.min.css", "db.json", "apache
 # measure the kernel, not the server.
 RSS_SEND_BUFFER = 65536
 
+# Compress once (issue 6): a sidecar hit and a cache hit of mod_multicompress against the same
+# strong-level bytes served by plain Apache as plain files ("precompressed"). The strong levels
+# are the precompress tool's and MultiCompressCacheLevel's defaults.
+ONCE_FILES = [MID, "jquery.min.js", "bootstrap.min.css"]
+ONCE_CODINGS = ["zstd", "br", "gzip"]
+ONCE_QUICK = [(MID, "zstd")]
+STRONG = {"zstd": 19, "br": 11, "gzip": 9}
+ONCE_DIR = "once"          # under the docroot: static/ (files + sidecars), cache/ (files only)
+ONCE_NOTE = "mcsource"     # MultiCompressNote source NAME, logged by the verification vhost
+ONCE_TARGET = 0.9          # issue 6: >= 0.9x precompressed req/CPU-s
+# Each (file, coding) is measured in rounds, alternating the order precompressed, sidecar, cache
+# and the reverse, so a load that drifts during the runs weighs on all of them alike; each row sums
+# its rounds: 4 runs of 1 s in --quick, 4 of 2 s in --full (--duration sets the run length).
+ONCE_ROUNDS = 4
+ONCE_DURATION = {"quick": 1, "full": 2}
+ONCE_SERVERS = ["precompressed", "ours-sidecar", "ours-cache", "precompressed (cache bytes)"]
+PRECOMPRESS_TOOL = os.path.join("mod_multicompress", "tools", "multicompress-precompress")
+
 WRK_LUA = r"""
 done = function(summary, latency, requests)
   local e = summary.errors
@@ -125,8 +143,10 @@ def build(build_dir: str, with_module: bool) -> tuple[str | None, str | None]:
     log(f"building in {build_dir} (Release)")
     cfg = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
            "-DMC_BUILD_TESTS=OFF", f"-DMC_BUILD_MODULE={'ON' if with_module else 'OFF'}"]
-    # Only what the bench needs (not the tools), so --quick stays short on a fresh checkout.
-    targets = ["mc_core"] + (["mod_multicompress"] if with_module else [])
+    # Only what the bench needs (the module, the precompress tool for the sidecars, not the
+    # tests), so --quick stays short on a fresh checkout.
+    targets = ["mc_core"] + (["mod_multicompress", "multicompress-precompress"]
+                             if with_module else [])
     if os.path.exists("/usr/include/benchmark/benchmark.h"):
         targets.append("bench_encoders")
     for cmd in (cfg, ["cmake", "--build", build_dir, "-j2", "--target", *targets]):
@@ -231,6 +251,7 @@ class Bench:
         self.args = args
         self.quick = args.mode == "quick"
         self.duration = args.duration or (1 if self.quick else 3)
+        self.once_duration = args.duration or ONCE_DURATION[args.mode]
         self.failures: list[str] = []
         self.warnings: list[str] = []
         self.servers: dict[str, servers.Server] = {}
@@ -244,6 +265,13 @@ class Bench:
         self.tmp = ""
         self.pre_variants: list[tuple[str, int]] = []
         self.wrk: subprocess.Popen | None = None
+        # compress once (issue 6)
+        self.once: list[dict] = []
+        self.once_server: servers.Apache | None = None
+        self.once_writer = ""
+        self.sidecars: dict[tuple[str, str], bytes] = {}
+        self.gzip6_bytes: dict[str, int] = {}
+        self.probes = 0
 
     # --- plan ------------------------------------------------------------------------------
     def plan(self, files: list[str], have_ours: bool) -> list[tuple[str, str, int, str]]:
@@ -386,14 +414,16 @@ class Bench:
                 for f in files:
                     self.verify(name, f, coding, level)
 
-    def run_wrk(self, port: int, path: str, encoding: str, connections: int) -> dict:
+    def run_wrk(self, port: int, path: str, encoding: str, connections: int,
+                duration: int | None = None) -> dict:
+        duration = duration or self.duration
         cmd = ["wrk", f"-t{self.args.wrk_threads}", f"-c{connections}",
-               f"-d{self.duration}s", "--timeout", "10s", "-s", os.path.join(self.tmp, "wrk.lua"),
+               f"-d{duration}s", "--timeout", "10s", "-s", os.path.join(self.tmp, "wrk.lua"),
                "-H", f"Accept-Encoding: {encoding}", f"http://127.0.0.1:{port}{path}"]
         self.wrk = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True, start_new_session=True)
         try:
-            out, _ = self.wrk.communicate(timeout=self.duration + 30)
+            out, _ = self.wrk.communicate(timeout=duration + 30)
         except subprocess.TimeoutExpired:
             self.wrk.kill()
             self.wrk.communicate()
@@ -404,6 +434,13 @@ class Bench:
             if line.startswith("WRKJSON "):
                 return json.loads(line[8:])
         raise RuntimeError(f"no wrk summary from {' '.join(cmd)}:\n{out[-2000:]}")
+
+    def load(self, srv: servers.Server, port: int, path: str, coding: str, conns: int,
+             duration: int | None = None) -> tuple[dict, float]:
+        """One wrk run; returns wrk's summary and the server CPU seconds it took."""
+        cpu0 = srv.cpu_seconds()
+        w = self.run_wrk(port, path, coding, conns, duration)
+        return w, srv.cpu_seconds() - cpu0
 
     def measure(self, file: str, coding: str, level: int, server: str) -> dict:
         case = {"file": file, "coding": coding, "level": level, "server": server}
@@ -417,13 +454,10 @@ class Bench:
         # cores few requests would complete in a short run.
         slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16)
         conns = min(2, self.args.connections) if slow else self.args.connections
-        cpu0 = srv.cpu_seconds()
-        w = self.run_wrk(port, path, coding, conns)
-        cpu1 = srv.cpu_seconds()
+        w, cpu = self.load(srv, port, path, coding, conns)
         rss, anon = srv.rss_bytes()
         reqs = w["requests"]
         secs = w["duration_us"] / 1e6
-        cpu = cpu1 - cpu0
         case.update({
             "requests": reqs,
             "connections": conns,
@@ -448,6 +482,296 @@ class Bench:
         if socket_errs:
             self.warnings.append(f"{what}: wrk socket errors {case['errors']}")
         return case
+
+    # --- compress once (issue 6) -----------------------------------------------------------
+    def once_plan(self, have_ours: bool) -> list[tuple[str, str]]:
+        """(file, coding) of the sidecar / cache / precompressed comparison."""
+        if not have_ours or self.args.no_once:
+            return []
+        if self.quick:
+            return list(ONCE_QUICK)
+        return [(f, c) for f in ONCE_FILES for c in ONCE_CODINGS]
+
+    def write_sidecars(self, docroot: str, plan: list[tuple[str, str]], tool: str | None) -> None:
+        """Copies the files into once/static (where their sidecars are written, with the
+        project's precompress tool when it is built, else with Python's writers at the same
+        levels) and once/cache (no sidecars: served through the cache)."""
+        static = os.path.join(docroot, ONCE_DIR, "static")
+        cache = os.path.join(docroot, ONCE_DIR, "cache")
+        for d in (static, cache):
+            os.makedirs(d, exist_ok=True)
+        files = sorted({f for f, _ in plan})
+        codings = [c for c in ONCE_CODINGS if any(pc == c for _, pc in plan)]
+        for f in files:
+            for d in (static, cache):
+                shutil.copyfile(os.path.join(docroot, f), os.path.join(d, f))
+        levels = ",".join(f"{c}={STRONG[c]}" for c in codings)
+        if tool:
+            cmd = [tool, "--no-progress", "-j2", "-e", ",".join(codings), "-l", levels, static]
+            log(f"writing sidecars ({levels}) with {' '.join(cmd)}")
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            if r.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} exited with {r.returncode}:\n"
+                                   f"{(r.stdout + r.stderr)[-2000:]}")
+            self.once_writer = f"`multicompress-precompress -e {','.join(codings)} -l {levels}`"
+        else:
+            log(f"writing sidecars ({levels}) with Python's writers "
+                f"(no {PRECOMPRESS_TOOL} in the build directory)")
+            for f in files:
+                src = os.path.join(static, f)
+                st = os.stat(src)
+                for c in codings:
+                    side = f"{src}.{servers.PRE_EXT[c]}"
+                    with open(side, "wb") as out:
+                        out.write(compress(c, STRONG[c], self.originals[f]))
+                    os.utime(side, ns=(st.st_atime_ns, st.st_mtime_ns))   # fresh: same mtime
+            self.once_writer = f"Python zlib/brotli/zstandard ({levels})"
+        for f, c in plan:
+            side = os.path.join(static, f"{f}.{servers.PRE_EXT[c]}")
+            if not os.path.isfile(side):
+                raise RuntimeError(f"no sidecar {side} was written")
+            with open(side, "rb") as fh:
+                self.sidecars[(f, c)] = fh.read()
+        for f in files:
+            self.gzip6_bytes[f] = len(compress("gzip", 6, self.originals[f]))
+
+    def make_once_server(self, module_path: str, docroot: str) -> servers.Apache:
+        """mod_multicompress with MultiCompressStatic On over once/static and MultiCompressCache
+        On (shmcb, the default store) over once/cache. Two virtual hosts with the same directory
+        configuration and the same cache: "once" is measured (no access log, like every server
+        here), "once-verify" logs the source note for the checks."""
+        ports = servers.free_ports(2)
+        pmap = {("once", 0): ports[0], ("once-verify", 0): ports[1]}
+        wd = os.path.join(self.tmp, "ours-once")
+        base = os.path.join(docroot, ONCE_DIR)
+        extra = [
+            f"MultiCompressNote source {ONCE_NOTE}",
+            f"<Directory {base}/static>",
+            "    MultiCompressStatic On",
+            "</Directory>",
+            f"<Directory {base}/cache>",
+            "    MultiCompressCache On",
+            *[f"    MultiCompressCacheLevel {c} {STRONG[c]}" for c in ONCE_CODINGS],
+            "</Directory>",
+        ]
+        fmt = f"%{{{ONCE_NOTE}}}n %>s %B %{{Content-Encoding}}o %U%q"
+        vhost = {("once-verify", 0): [f'CustomLog {wd}/access.log "{fmt}"']}
+        return servers.Apache("multicompress", wd, docroot, pmap, module_path, extra_conf=extra,
+                              vhost_conf=vhost, mods=["socache_shmcb"],
+                              label="mod_multicompress (compress once)")
+
+    def once_probe(self, path: str, coding: str) -> tuple[str, int, dict, bytes]:
+        """GET from the compress-once server's logging virtual host; returns the source its
+        access log gives (sidecar, cache, live, identity), the status, headers and body."""
+        srv = self.once_server
+        self.probes += 1
+        tag = f"?probe={self.probes}"
+        status, headers, body = fetch(srv.ports[("once-verify", 0)], path + tag, coding)
+        # httpd writes the line after the response, so it may come a moment later.
+        log_path = os.path.join(srv.workdir, "access.log")
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                with open(log_path, errors="replace") as f:
+                    for line in f:
+                        parts = line.split()
+                        if parts and parts[-1].endswith(tag):
+                            return parts[0], status, headers, body
+            except FileNotFoundError:
+                pass
+            if time.monotonic() > deadline:
+                return "(no access log line)", status, headers, body
+            time.sleep(0.05)
+
+    def once_check(self, what: str, file: str, coding: str, status: int, headers: dict,
+                   body: bytes, expect: bytes | None = None) -> bool:
+        if status != 200:
+            self.failures.append(f"{what}: HTTP {status}")
+            return False
+        ce = headers.get("content-encoding", "identity")
+        if ce != coding:
+            self.failures.append(f"{what}: Content-Encoding {ce!r}, expected {coding!r}")
+            return False
+        try:
+            plain = decode(coding, body)
+        except Exception as e:  # noqa: BLE001 - any decoder error is a failed check
+            self.failures.append(f"{what}: body does not decode: {e}")
+            return False
+        if plain != self.originals[file]:
+            self.failures.append(f"{what}: decoded body differs from the original "
+                                 f"({len(plain)} vs {len(self.originals[file])} bytes)")
+            return False
+        if expect is not None and body != expect:
+            self.failures.append(f"{what}: {len(body)} bytes, not the {len(expect)} bytes "
+                                 "expected")
+            return False
+        return True
+
+    def once_prepare(self, file: str, coding: str, docroot: str) -> dict[str, tuple]:
+        """Checks each way of serving the strong bytes once (decodes to the original; the
+        source note says sidecar / cache, not live) and warms the cache up until the strong
+        copy has landed. Returns {server: (Server, port, path, body bytes)} for the ones that
+        passed."""
+        level = STRONG[coding]
+        ext = servers.PRE_EXT[coding]
+        side = self.sidecars[(file, coding)]
+        pre = self.servers["precompressed"]
+        pre_port = pre.ports[("identity", 0)]
+        once = self.once_server
+        port = once.ports[("once", 0)]
+        tag = f"{file} {coding}-{level}"
+        units: dict[str, tuple] = {}
+
+        # precompressed: the sidecar file itself, served by plain Apache as a plain file.
+        path = f"/{ONCE_DIR}/static/{file}.{ext}"
+        st, h, body = fetch(pre_port, path, coding)
+        if self.once_check(f"precompressed {tag} ({path})", file, coding, st, h, body, side):
+            units["precompressed"] = (pre, pre_port, path, len(body))
+
+        # ours-sidecar: the note on the logging vhost, then the body on the measured one.
+        path = f"/{ONCE_DIR}/static/{file}"
+        src, st, h, body = self.once_probe(path, coding)
+        what = f"ours-sidecar {tag}"
+        if self.once_check(what, file, coding, st, h, body):
+            if src != "sidecar":
+                self.failures.append(f"{what}: source note {src!r}, expected 'sidecar'")
+            elif self.once_check(what, file, coding, st, h, body, side):
+                st, h, body = fetch(port, path, coding)
+                if self.once_check(what + " (measured vhost)", file, coding, st, h, body, side):
+                    units["ours-sidecar"] = (once, port, path, len(body))
+
+        # ours-cache: the first request is a miss (live); the background thread then stores
+        # the strong copy. Poll until a hit returns it.
+        path = f"/{ONCE_DIR}/cache/{file}"
+        what = f"ours-cache {tag}"
+        t0 = time.monotonic()
+        limit = 30.0 if self.quick else 90.0
+        seen: list[str] = []
+        live_len = None
+        cache_body = None
+        while True:
+            src, st, h, body = self.once_probe(path, coding)
+            if not self.once_check(what, file, coding, st, h, body):
+                break
+            if not seen or seen[-1] != src:
+                seen.append(src)
+            if src == "live" and live_len is None:
+                live_len = len(body)
+            # The strong copy: the sidecar's bytes (same core, same level), or at least not the
+            # size of the live-level copy that the miss stored.
+            if src == "cache" and (body == side or (live_len is not None and len(body) != live_len)):
+                cache_body = body
+                break
+            if time.monotonic() - t0 > limit:
+                self.failures.append(f"{what}: no hit on the strong copy after {limit:.0f} s "
+                                     f"(sources seen: {' → '.join(seen)}; live body {live_len} B, "
+                                     f"last {len(body)} B, sidecar {len(side)} B)")
+                break
+            time.sleep(0.2)
+        if cache_body is not None:
+            if seen[0] != "live":
+                self.warnings.append(f"{what}: the first request was {seen[0]!r}, not a miss")
+            log(f"     {what}: {' → '.join(seen)} in {time.monotonic() - t0:.1f} s "
+                f"(live {live_len} B → cached {len(cache_body)} B"
+                f"{', = sidecar' if cache_body == side else ', ≠ sidecar ' + str(len(side)) + ' B'})")
+            st, h, body = fetch(port, path, coding)
+            if self.once_check(what + " (measured vhost)", file, coding, st, h, body, cache_body):
+                units["ours-cache"] = (once, port, path, len(body))
+                if cache_body != side:
+                    # Compare with plain Apache serving these very bytes too.
+                    d = os.path.join(docroot, ONCE_DIR, "pre-cache", coding)
+                    os.makedirs(d, exist_ok=True)
+                    for sub in (os.path.dirname(d), d):
+                        os.chmod(sub, 0o755)
+                    name = f"{file}.{ext}"
+                    with open(os.path.join(d, name), "wb") as f:
+                        f.write(cache_body)
+                    os.chmod(os.path.join(d, name), 0o644)
+                    ppath = f"/{ONCE_DIR}/pre-cache/{coding}/{name}"
+                    st, h, body = fetch(pre_port, ppath, coding)
+                    if self.once_check(f"precompressed (cache bytes) {tag}", file, coding, st, h,
+                                       body, cache_body):
+                        units["precompressed (cache bytes)"] = (pre, pre_port, ppath, len(body))
+        return units
+
+    def once_measure(self, file: str, coding: str, units: dict[str, tuple]) -> list[dict]:
+        level = STRONG[coding]
+        order = [n for n in ONCE_SERVERS if n in units]
+        tot = {n: {"requests": 0, "seconds": 0.0, "cpu": 0.0, "status": 0, "socket": 0}
+               for n in order}
+        rounds = ONCE_ROUNDS
+        for rnd in range(rounds):
+            for n in order if rnd % 2 == 0 else order[::-1]:
+                srv, port, path, _ = units[n]
+                w, cpu = self.load(srv, port, path, coding, self.args.connections,
+                                   self.once_duration)
+                t = tot[n]
+                t["requests"] += w["requests"]
+                t["seconds"] += w["duration_us"] / 1e6
+                t["cpu"] += cpu
+                t["status"] += w["status"]
+                t["socket"] += sum(w[k] for k in ("connect", "read", "write", "timeout"))
+        # Still served from the sidecar / the cache after the load?
+        for n, want in (("ours-sidecar", "sidecar"), ("ours-cache", "cache")):
+            if n in units:
+                src, st, _, body = self.once_probe(units[n][2], coding)
+                if src != want or len(body) != units[n][3]:
+                    self.warnings.append(f"{n} {file} {coding}-{level}: after the runs the source "
+                                         f"is {src!r} with {len(body)} B (was {want!r}, "
+                                         f"{units[n][3]} B)")
+        rows = []
+        for n in order:
+            t = tot[n]
+            reqs, secs, cpu = t["requests"], t["seconds"], t["cpu"]
+            body = units[n][3]
+            g6 = self.gzip6_bytes[file]
+            row = {
+                "file": file, "coding": coding, "level": level, "server": n,
+                "path": units[n][2], "rounds": rounds, "connections": self.args.connections,
+                "requests": reqs, "seconds": secs, "server_cpu_s": cpu,
+                "req_per_s": reqs / secs if secs else None,
+                "cpu_us_per_req": cpu / reqs * 1e6 if reqs else None,
+                "req_per_cpu_s": reqs / cpu if cpu > 0 else None,
+                "body_bytes": body, "gzip6_bytes": g6, "saved_vs_gzip6": 1 - body / g6,
+                "comparator": None, "x_precompressed": None,
+            }
+            what = f"{n} {file} {coding}-{level}"
+            if reqs == 0:
+                self.warnings.append(f"{what}: no request completed")
+            if t["status"]:
+                self.failures.append(f"{what}: {t['status']} non-2xx/3xx responses under load")
+            if t["socket"]:
+                self.warnings.append(f"{what}: {t['socket']} wrk socket errors")
+            rows.append(row)
+        by = {r["server"]: r for r in rows}
+        for r in rows:
+            comp = None
+            if r["server"] == "ours-sidecar":
+                comp = "precompressed"
+            elif r["server"] == "ours-cache":
+                comp = "precompressed (cache bytes)" if "precompressed (cache bytes)" in by \
+                    else "precompressed"
+            a = by.get(comp) if comp else None
+            r["comparator"] = comp
+            if a and a.get("req_per_cpu_s") and r.get("req_per_cpu_s"):
+                r["x_precompressed"] = r["req_per_cpu_s"] / a["req_per_cpu_s"]
+        for r in rows:
+            log(f"     {file:18} {coding}-{level:<3} {r['server']:27} "
+                f"{report._f(r['req_per_s']):>7} req/s {report._f(r['cpu_us_per_req'], '{:.1f}'):>7}"
+                f" µs CPU/req {report._f(r['req_per_cpu_s']):>6} req/CPU-s "
+                f"×{report._f(r['x_precompressed'], '{:.2f}'):>5} {r['body_bytes']:>6} B "
+                f"({r['saved_vs_gzip6'] * 100:.1f}% smaller than gzip-6)")
+        return rows
+
+    def run_once(self, plan: list[tuple[str, str]], docroot: str) -> None:
+        n = 3 * len(plan) * ONCE_ROUNDS
+        log(f"compress once (issue 6): {len(plan)} file/coding pairs, ~{n} wrk runs of "
+            f"{self.once_duration} s")
+        for f, coding in plan:
+            units = self.once_prepare(f, coding, docroot)
+            if not units:
+                continue
+            self.once += self.once_measure(f, coding, units)
 
     def run_rss(self, srv: servers.Server, server: str, coding: str, level: int) -> dict:
         port = srv.ports[(coding, level)]
@@ -531,6 +855,10 @@ class Bench:
         rss_plan = self.rss_plan(module_path is not None)
         self.pre_variants = sorted({(c, lvl) for _, c, lvl, _ in runs if c != "identity"})
         self.precompress(docroot, set(self.pre_variants))
+        once_plan = self.once_plan(module_path is not None)
+        if once_plan:
+            tool = os.path.join(args.build_dir, PRECOMPRESS_TOOL)
+            self.write_sidecars(docroot, once_plan, tool if os.access(tool, os.X_OK) else None)
         for dirpath, dirnames, filenames in os.walk(self.tmp):
             for d in dirnames:
                 os.chmod(os.path.join(dirpath, d), 0o755)
@@ -538,6 +866,11 @@ class Bench:
                 os.chmod(os.path.join(dirpath, n), 0o644)
 
         self.setup_servers(runs, module_path, docroot)
+        if once_plan:
+            self.once_server = self.make_once_server(module_path, docroot)
+            log(f"starting {self.once_server.label} on ports "
+                f"{sorted(self.once_server.ports.values())}")
+            self.once_server.start()
         log("checking that every server's bodies decode to the originals")
         self.verify_all(files)
         if self.failures:
@@ -551,6 +884,10 @@ class Bench:
                 f"{report._f(case.get('req_per_s')):>7} req/s "
                 f"{report._f(case.get('cpu_us_per_req'), '{:.1f}'):>8} µs CPU/req "
                 f"{report._f(case.get('body_bytes')):>8} B")
+
+        if once_plan:
+            self.run_once(once_plan, docroot)
+            self.once_server.stop()
 
         for name, srv in self.servers.items():
             rss, anon = srv.rss_bytes()
@@ -585,6 +922,9 @@ class Bench:
         for name, srv in self.servers.items():
             for line in srv.error_lines()[:5]:
                 self.warnings.append(f"{name} error log: {line.strip()}")
+        if self.once_server is not None:
+            for line in self.once_server.error_lines()[:5]:
+                self.warnings.append(f"{self.once_server.label} error log: {line.strip()}")
 
         report.add_ratios(self.cases)
         meta = {
@@ -599,15 +939,20 @@ class Bench:
             "wrk_threads": args.wrk_threads,
             "rss_file": f"{RSS_FILE} = {' + '.join(RSS_PARTS)}",
             "rss_send_buffer": RSS_SEND_BUFFER,
+            "once_writer": self.once_writer,
+            "once_rounds": ONCE_ROUNDS,
+            "once_duration": self.once_duration,
+            "once_levels": STRONG,
             "failures": self.failures,
             "warnings": self.warnings,
         }
         with open(os.path.join(args.out, "results.json"), "w") as f:
             json.dump({"meta": meta, "corpus": records, "cases": self.cases, "rss": self.rss,
-                       "idle_rss": self.idle_rss, "encoders": self.encoders}, f, indent=1)
+                       "idle_rss": self.idle_rss, "encoders": self.encoders, "once": self.once},
+                      f, indent=1)
         with open(os.path.join(args.out, "results.md"), "w") as f:
             f.write(report.markdown(meta, self.cases, self.rss, self.idle_rss, self.encoders,
-                                    files, MID, SMALL))
+                                    files, MID, SMALL, self.once))
         try:
             report.chart(self.cases, files, os.path.join(args.out, "chart.png"),
                          f"requests per server CPU-second ({args.mode}, {meta['date']})")
@@ -615,7 +960,7 @@ class Bench:
             self.warnings.append(f"chart not written: {e}")
         if not self.quick and args.out == os.path.join(HERE, "results") and not self.failures:
             report.update_readme(os.path.join(HERE, "README.md"), meta, self.cases, self.rss,
-                                 MID, SMALL)
+                                 MID, SMALL, self.once)
         log(f"wrote {args.out}/results.md, results.json, chart.png, corpus.md "
             f"in {time.monotonic() - t_start:.0f} s")
         for line in self.failures:
@@ -626,7 +971,10 @@ class Bench:
         if self.wrk is not None and self.wrk.poll() is None:
             self.wrk.kill()
             self.wrk.wait(5)
-        for name, srv in list(self.servers.items()) + list(self.rss_servers.items()):
+        others = list(self.rss_servers.items())
+        if self.once_server is not None:
+            others.append((self.once_server.label, self.once_server))
+        for name, srv in list(self.servers.items()) + others:
             try:
                 srv.stop()
             except Exception as e:  # noqa: BLE001 - keep stopping the others
@@ -645,7 +993,8 @@ def main() -> int:
                       help="CI smoke test: 2 files, default levels, 1 s runs (< 2 min once built)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="every file, more levels, 3 s runs (~15 min)")
-    p.add_argument("--duration", type=int, help="seconds per wrk run (default 1 quick, 3 full)")
+    p.add_argument("--duration", type=int,
+                   help="seconds per wrk run (default 1 quick, 3 full; compress once: 1, 2)")
     p.add_argument("--connections", type=int, default=8, help="wrk connections (default 8)")
     p.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     p.add_argument("--slow-connections", type=int, default=256,
@@ -659,6 +1008,8 @@ def main() -> int:
     p.add_argument("--skip-apt", action="store_true", help="do not install missing packages")
     p.add_argument("--no-rss", action="store_true", help="skip the slow-download RSS test")
     p.add_argument("--no-encoders", action="store_true", help="skip bench_encoders")
+    p.add_argument("--no-once", action="store_true",
+                   help="skip the compress-once comparison (sidecar and cache hits, issue 6)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (configs, logs)")
     args = p.parse_args()
     args.out = os.path.abspath(args.out)

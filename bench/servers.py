@@ -250,13 +250,22 @@ class Apache(Server):
 
     def __init__(self, variant: str, workdir: str, docroot: str,
                  ports: dict[tuple[str, int], int], module_path: str | None = None,
-                 send_buffer: int | None = None):
+                 send_buffer: int | None = None, extra_conf: list[str] | None = None,
+                 vhost_conf: dict[tuple[str, int], list[str]] | None = None,
+                 mods: list[str] | None = None, label: str | None = None):
+        """`extra_conf`: lines added to the server config after the module's own; `vhost_conf`:
+        lines added inside the virtual host of a port key; `mods`: more modules to load from
+        Debian's module directory (e.g. "socache_shmcb")."""
         super().__init__(workdir, docroot, ports)
         self.variant = variant
         self.send_buffer = send_buffer
         self.module_path = module_path
-        self.label = {"deflate": "mod_deflate", "brotli": "mod_brotli",
-                      "multicompress": "mod_multicompress", "plain": "precompressed"}[variant]
+        self.extra_conf = list(extra_conf or [])
+        self.vhost_conf = dict(vhost_conf or {})
+        self.extra_mods = list(mods or [])
+        self.label = label or {"deflate": "mod_deflate", "brotli": "mod_brotli",
+                               "multicompress": "mod_multicompress",
+                               "plain": "precompressed"}[variant]
         self.conf_path = os.path.join(workdir, "httpd.conf")
 
     def command(self) -> list[str]:
@@ -266,7 +275,7 @@ class Apache(Server):
         user, group = _run_user()
         run = os.path.join(self.workdir, "run")
         os.makedirs(run, exist_ok=True)
-        mods = ["mpm_event", "authz_core", "mime", "filter"]
+        mods = ["mpm_event", "authz_core", "mime", "filter"] + self.extra_mods
         extra: list[str] = []
         if self.variant == "deflate":
             mods.append("deflate")
@@ -320,7 +329,7 @@ class Apache(Server):
             "    Require all granted",
             "</Directory>",
         ]
-        lines += extra
+        lines += extra + self.extra_conf
         for (coding, level), port in sorted(self.ports.items(), key=lambda kv: kv[1]):
             lines.append(f"Listen 127.0.0.1:{port}")
             lines.append(f"<VirtualHost 127.0.0.1:{port}>")
@@ -331,6 +340,7 @@ class Apache(Server):
                 lines.append(f"    BrotliCompressionQuality {level}")
             elif self.variant == "multicompress" and coding in ("gzip", "br", "zstd"):
                 lines.append(f"    MultiCompressLevel {coding} {level}")
+            lines += ["    " + ln for ln in self.vhost_conf.get((coding, level), [])]
             lines.append("</VirtualHost>")
         with open(self.conf_path, "w") as f:
             f.write("\n".join(lines) + "\n")

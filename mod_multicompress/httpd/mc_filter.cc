@@ -219,6 +219,17 @@ void not_modified_headers(request_rec* r, mc::CodingSet codings) {
                   mc::coding_token(verdict.coding).data());
 }
 
+// Whether the one-shot path may replace the streaming encoder for this body.
+bool one_shot_suits(const mc::Config& cfg, const mc::EncoderParams& params) {
+    if (!mc::OneShotCompressor::supports(params.coding)) return false;
+    if (params.coding != mc::Coding::kGzip && params.coding != mc::Coding::kDeflate) return true;
+    // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow or
+    // DeflateWindowSize, or a DeflateMemLevel, keeps zlib. Its levels 8 and 9 search much harder
+    // than zlib's (bench/: gzip-9 0.9x mod_deflate), so those stay with zlib too.
+    const int window = cfg.window_for(params.coding);
+    return (window == 0 || window == 15) && cfg.mem_level < 0 && params.level <= 7;
+}
+
 // First call: decide, set headers, build the context. Returns nullptr when the response goes out
 // unchanged (the filter has then removed itself).
 FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
@@ -259,13 +270,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.exact_size = whole >= 0;
-    // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow
-    // or DeflateWindowSize, or a DeflateMemLevel, keeps zlib.
-    const bool window_kept =
-        (d.coding != mc::Coding::kGzip && d.coding != mc::Coding::kDeflate) ||
-        ((cfg.window_for(d.coding) == 0 || cfg.window_for(d.coding) == 15) && cfg.mem_level < 0);
-    const bool one_shot = plain && whole <= kWholeBodyLimit && window_kept &&
-                          mc::OneShotCompressor::supports(d.coding);
+    const bool one_shot = plain && whole <= kWholeBodyLimit && one_shot_suits(cfg, params);
     std::unique_ptr<mc::Encoder> encoder;
     if (!one_shot) {
         auto made = mc::make_encoder(params);
