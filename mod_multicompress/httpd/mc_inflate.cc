@@ -153,6 +153,12 @@ apr_status_t inflate_in(ap_filter_t* f, apr_bucket_brigade* bb, ap_input_mode_t 
         apr_brigade_cleanup(ctx->raw);
     }
 
+    if (APR_BRIGADE_EMPTY(ctx->out)) {
+        // After the end (e.g. ap_discard_request_body once the handler read everything): EOS
+        // again, as HTTP_IN does; an empty brigade would make the caller read forever.
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+        return APR_SUCCESS;
+    }
     // Hand on at most `readbytes` of what is decoded.
     apr_bucket* split = nullptr;
     const apr_status_t rv = apr_brigade_partition(ctx->out, readbytes, &split);
