@@ -61,6 +61,22 @@ struct FilterCtx {
     bool one_shot = false;     ///< whole body in hand: compress it in one call, no encoder
 };
 
+// HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends
+// on where that source stalls (flush_for_stall), so the HEAD response must not state one
+// (RFC 9110 8.6: only the length a GET would send). Passing anything down before EOS keeps
+// httpd's content-length filter from adding it; the headers then go out, and the rest of a HEAD
+// body is discarded downstream, so it passes on uncompressed. Returns true when it did so.
+bool head_of_stream(ap_filter_t* f, apr_bucket_brigade* bb, const apr_bucket* e,
+                    apr_status_t* rv) {
+    if (!f->r->header_only || e->length != static_cast<apr_size_t>(-1)) return false;
+    apr_bucket_brigade* flush = apr_brigade_create(f->r->pool, f->c->bucket_alloc);
+    APR_BRIGADE_INSERT_TAIL(flush, apr_bucket_flush_create(f->c->bucket_alloc));
+    ap_remove_output_filter(f);
+    *rv = ap_pass_brigade(f->next, flush);
+    if (*rv == APR_SUCCESS) *rv = ap_pass_brigade(f->next, bb);
+    return true;
+}
+
 // ---- filter identity: which filter names offer which codings.
 
 apr_status_t out_deflate(ap_filter_t* f, apr_bucket_brigade* bb) noexcept;
@@ -485,9 +501,11 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             continue;
         }
 
+        apr_status_t rv = APR_SUCCESS;
+        if (head_of_stream(f, bb, e, &rv)) return rv;
         const char* data = nullptr;
         apr_size_t len = 0;
-        apr_status_t rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
+        rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
         if (rv == APR_EAGAIN) {
             if ((rv = flush_for_stall(f, ctx)) != APR_SUCCESS) return rv;
             rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);

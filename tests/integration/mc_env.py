@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import configparser
+import hashlib
 import http.client
 import os
 import pwd
@@ -208,6 +209,7 @@ class HttpdServer:
         self.log_check = True
         self.running = False
         self.pid: int | None = None
+        self.short_sock_dir: Path | None = None
 
     # ---- paths
     @property
@@ -229,6 +231,22 @@ class HttpdServer:
     @property
     def pid_file(self) -> Path:
         return self.gen / "run" / "httpd.pid"
+
+    def script_sock(self) -> Path:
+        """mod_cgid's socket: in the server's run/ directory, unless that path is too long for
+        a Unix socket (108 bytes with the ".PID" cgid appends; AH01254 otherwise): then in a
+        short directory under /tmp named after the server directory, removed by stop()."""
+        sock = self.gen / "run" / "cgid.sock"
+        if len(str(sock)) <= 90:
+            return sock
+        digest = hashlib.sha1(str(self.gen).encode()).hexdigest()[:12]
+        short = Path(tempfile.gettempdir()) / f"mc-sock-{digest}"
+        if len(str(short)) > 80:
+            short = Path("/tmp") / f"mc-sock-{digest}"
+        short.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(short, 0o755)
+        self.short_sock_dir = short
+        return short / "cgid.sock"
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -260,7 +278,7 @@ class HttpdServer:
                 "MinSpareThreads 8\nMaxSpareThreads 128\n")
 
     def substitutions(self) -> dict[str, str]:
-        cgi = (f'ScriptSock "{self.gen}/run/cgid.sock"' if self.mpm != "prefork" else "")
+        cgi = (f'ScriptSock "{self.script_sock()}"' if self.mpm != "prefork" else "")
         return {
             "GEN": str(self.gen),
             "HTDOCS": str(self.htdocs),
@@ -412,6 +430,8 @@ class HttpdServer:
                 except ProcessLookupError:
                     pass
             wait_gone([pid, *kids], timeout=5)
+        if self.short_sock_dir is not None:
+            shutil.rmtree(self.short_sock_dir, ignore_errors=True)
 
     def _kill_leftovers(self) -> None:
         pid = self._read_pid()

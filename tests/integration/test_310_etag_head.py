@@ -7,7 +7,7 @@ from urllib.parse import quote
 import pytest
 
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import assert_vary_once, mctest_body, request, static_file, text_body
+from mc_env import assert_vary_once, decode, mctest_body, request, static_file, text_body
 
 SITE = r"""
 Alias /s "@HTDOCS@/static"
@@ -278,6 +278,21 @@ def test_mc_310_11_head_like_get(srv, path, coding):
     if cl:
         assert int(cl[0]) == len(get.body), \
             f"HEAD Content-Length {cl[0]} but GET sends {len(get.body)} bytes ({coding})"
+
+
+@pytest.mark.parametrize("coding", CODINGS)
+def test_mc_310_11b_head_of_stream_states_no_length(srv, coding):
+    """A CGI body comes from a pipe: a GET's compressed size depends on where the script
+    stalls, so a compressed HEAD states no Content-Length rather than a wrong one (RFC 9110
+    8.6); the headers are still the GET's."""
+    path = "/cgi-bin/headers.py?size=9000&h=" + quote('ETag: W/"cgi-s"')
+    head = request(srv.port, path, coding, method="HEAD")
+    assert head.status == 200 and head.body == b""
+    assert head.header("Content-Encoding") == coding
+    assert head.header_all("Content-Length") == [], head
+    get = request(srv.port, path, coding)
+    assert get.header("ETag") == head.header("ETag")
+    assert decode(get.body, coding) == text_body(9000)
 
 
 # ---- more conditional forms
