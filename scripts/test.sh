@@ -9,8 +9,8 @@ cd "$src"
 (cd "$src/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"
-# The soak (label "soak") is a manual target for now: see tests/soak/README.md.
-ctest --preset debug --timeout 900 --no-tests=error -LE soak
+# Everything, the short soak (label "soak", tests/soak/README.md) included.
+ctest --preset debug --timeout 900 --no-tests=error
 if [ -x "$src/bench/run" ]; then
     # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/.
     "$src/bench/run" --quick --out "$src/build/bench-quick"

@@ -57,7 +57,6 @@ import sys
 import threading
 import time
 import traceback
-import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -67,12 +66,11 @@ import brotli  # noqa: E402
 import zstandard  # noqa: E402
 
 from mc_drop_in import DropinServer, bomb, encode  # noqa: E402
-from mc_env import (CRASH_PATTERNS, TEXT_TYPES, McEnv, StreamDecoder, DecodeError,  # noqa: E402
-                    big_body_blocks, children_of, decode, mctest_body, process_alive, text_body)
+from mc_env import (CRASH_PATTERNS, DecodeError, McEnv, StreamDecoder,  # noqa: E402
+                    big_body_blocks, children_of, decode, mctest_body, text_body)
 
 MIB = 1 << 20
 CLIENT_TIMEOUT = 30.0  # --timeout: seconds a request may take
-CODINGS4 = ("zstd", "br", "gzip", "deflate")
 
 # ---------------------------------------------------------------------------------------------
 # The server
@@ -176,7 +174,8 @@ while [ "$i" -le "$lines" ]; do
     if [ "$i" -gt 1 ]; then sleep "$pause"; fi
     j=0
     while [ "$j" -lt 8 ]; do
-        printf 'line %d of %d part %d: streamed by stream.sh, flushed while the script pauses.\n' "$i" "$lines" "$j"
+        printf 'line %d of %d part %d: streamed by stream.sh, flushed while the script pauses.\n' \
+            "$i" "$lines" "$j"
         j=$((j + 1))
     done
     i=$((i + 1))
@@ -212,7 +211,8 @@ def sidecar(data: bytes, coding: str) -> bytes:
     return zstandard.ZstdCompressor(level=19, write_content_size=True).compress(data)
 
 
-def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048) -> DropinServer:
+def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048,
+                cores: bool = False) -> DropinServer:
     files: dict[str, bytes | str] = {}
     for name, data in docs.items():
         files[f"soak/{name}"] = data
@@ -220,7 +220,8 @@ def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048) ->
     for name in SIDE_DOCS:
         files[f"side/{name}"] = docs[name]
     files["soakcgi/stream.sh"] = STREAM_CGI
-    srv = DropinServer(env, "soak", SITE, files=files, extra_modules=["socache_shmcb"],
+    site = SITE + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else "")
+    srv = DropinServer(env, "soak", site, files=files, extra_modules=["socache_shmcb"],
                        trace=False, mpm="event",
                        mpm_conf=MPM_CONF.replace("@MAXMEMFREE@", str(max_mem_free)))
     orig_render = srv.render
@@ -228,6 +229,9 @@ def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048) ->
     def render() -> None:
         orig_render()
         os.chmod(srv.htdocs / "soakcgi" / "stream.sh", 0o755)
+        if cores:
+            (srv.gen / "cores").mkdir(exist_ok=True)
+            os.chmod(srv.gen / "cores", 0o1777)
         # an hour old: httpd makes the ETag of a file modified in the last second weak
         old = time.time() - 3600
         for p in srv.htdocs.rglob("*"):
@@ -351,7 +355,8 @@ def read_head(rf) -> tuple[int, list[tuple[str, str]], int, bool]:
     return status, headers, wire, keep
 
 
-def read_body(rf, method: str, status: int, headers: list[tuple[str, str]]) -> tuple[bytes, int, bool]:
+def read_body(rf, method: str, status: int,
+              headers: list[tuple[str, str]]) -> tuple[bytes, int, bool]:
     """(body, bytes on the wire, whether the connection may be reused)."""
     if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
         return b"", 0, True
@@ -526,7 +531,6 @@ class Traffic:
         self.docs = docs
         self.etags = etags
         self.mct = mctest_body(4 * MIB + 1)
-        self.text = {n: text_body(n) for n in (100000,)}
         self.page = docs["page.html"]
         # request bodies: (name, plain, {coding: encoded})
         plains = {"empty": b"", "x": b"x", "css": docs["style.css"], "page": docs["page.html"],
@@ -568,7 +572,7 @@ class Traffic:
     def compressible(name: str) -> bool:
         return name.rsplit(".", 1)[-1] in COMPRESSIBLE
 
-    def static_expect(self, prefix: str, name: str, coding: str | None) -> tuple[str | None, bool]:
+    def static_expect(self, name: str, coding: str | None) -> tuple[str | None, bool]:
         """(expected coding, Vary expected) for a static document."""
         if not self.compressible(name):
             return None, False
@@ -576,7 +580,9 @@ class Traffic:
             return None, True
         return coding, True
 
-    # -- kinds; each returns (wire bytes, decoded bytes) or raises CheckFailed
+    # -- kinds: each sends its request and returns (response, check, request for the report);
+    # check() raises CheckFailed or returns the decoded length. response None: an abort kind,
+    # checked already.
     def k_static(self, cl: Client, rng: random.Random):
         big = rng.random() < 0.015
         name = rng.choice(list(BIG_DOCS)) if big else rng.choice(STATIC_DOCS)
@@ -584,7 +590,7 @@ class Traffic:
         if prefix == "/p/" and name not in SIDE_DOCS:
             name = rng.choice(SIDE_DOCS)
         ae, coding = rng.choice(AE_DEFAULT if prefix == "/s/" else AE_ALL_WEIGHTED)
-        want, vary = self.static_expect(prefix, name, coding)
+        want, vary = self.static_expect(name, coding)
         path = prefix + name
         r = cl.request("GET", path, self.ae_headers(ae))
         return r, lambda: check_body(r, want, self.docs[name], vary=vary), \
@@ -595,7 +601,7 @@ class Traffic:
             name = rng.choice(STATIC_DOCS + tuple(BIG_DOCS))
             prefix = rng.choice(["/d/", "/f/", "/c/"])
             ae, coding = rng.choice(AE_ALL_WEIGHTED)
-            want, vary = self.static_expect(prefix, name, coding)
+            want, vary = self.static_expect(name, coding)
             path = prefix + name
         else:
             size = rng.choice([0, 100, 5000, 20000, 300000])
@@ -731,9 +737,7 @@ class Traffic:
                 q += f"&len={ln}"
             expected = doc[off:] if ln is None else doc[off:off + ln]
             small_ok = len(expected) < 256
-            if shape == "mmap" and eos_alone_ok(rng):
-                q += "&eos=alone"
-            if shape == "file" and rng.random() < 0.3:
+            if rng.random() < 0.3:
                 q += "&eos=alone"
         elif shape == "eosalone":
             q = f"shape=eosalone&size={size}&chunk={rng.choice([1, 100, 8192, 65536])}&ct={ct}"
@@ -852,6 +856,41 @@ class Traffic:
             return 0
         return r, check, ("POST", path, hdrs + [("X-Body", name)])
 
+    def primers(self, rng: random.Random) -> list[tuple[str, object]]:
+        """The heaviest requests: every client sends them at the start of the warm-up, all at
+        once, so the server's memory high-water marks (allocators, thread stacks, the cache)
+        are reached before the RSS baseline rather than at a random moment later."""
+        compressing = [a for a in AE_ALL if a[1] is not None and a[0] is not None]
+
+        def big_doc(cl: Client, rng: random.Random):
+            name = rng.choice(list(BIG_DOCS))
+            prefix = rng.choice(["/d/", "/f/", "/c/"])
+            ae, coding = rng.choice(compressing)
+            path = prefix + name
+            r = cl.request("GET", path, self.ae_headers(ae))
+            return r, lambda: check_body(r, coding, self.docs[name]), ("GET", path, ae)
+
+        def big_shape(cl: Client, rng: random.Random):
+            ae, coding = rng.choice(compressing)
+            path = "/shapes/x?shape=big&mb=4&ct=text/plain"
+            r = cl.request("GET", path, self.ae_headers(ae))
+            return r, lambda: check_body(r, coding, self.mct[:4 * MIB]), ("GET", path, ae)
+
+        def big_post(cl: Client, rng: random.Random):
+            name, plain, enc = next(b for b in self.post_bodies if b[0] == "mct1m")
+            coding = rng.choice(("gzip", "br", "zstd"))
+            ae, rcoding = rng.choice(compressing)
+            hdrs = [("Content-Encoding", coding)] + self.ae_headers(ae)
+            if POST_CLOSE:
+                hdrs.append(("Connection", "close"))
+            path = "/echo/x?ct=text/plain"
+            r = cl.request("POST", path, hdrs, body=enc[coding])
+            return r, lambda: check_body(r, rcoding, plain), ("POST", path, hdrs)
+
+        out = [("static", big_doc), ("shapes", big_shape), ("post", big_post)]
+        rng.shuffle(out)
+        return out
+
     def k_abort(self, cl: Client, rng: random.Random):
         """A client that goes away: after a few KB of a large response, or halfway through
         its request body. Not a completed response: what was read must decode to a prefix."""
@@ -928,7 +967,8 @@ class Traffic:
         elif form < 0.7:  # ~8 KB of tokens, under LimitRequestFieldSize
             toks = []
             while sum(len(t) + 2 for t in toks) < 7900:
-                toks.append(rng.choice(["gzip", "br", "zstd", "deflate", "x-%d" % rng.randrange(10**6),
+                toks.append(rng.choice(["gzip", "br", "zstd", "deflate",
+                                        "x-%d" % rng.randrange(10**6),
                                         "enc%d;q=0.%d" % (rng.randrange(1000), rng.randrange(10))]))
             ae = [", ".join(toks)[:8000]]
         elif form < 0.8:  # many header lines
@@ -953,10 +993,6 @@ class Traffic:
                 return 0
             return check_body(r, None, self.docs[name], ce_any=True)
         return r, check, ("GET", path, [(k, v if isinstance(v, str) else repr(v)) for k, v in hdrs])
-
-
-def eos_alone_ok(rng: random.Random) -> bool:
-    return rng.random() < 0.3
 
 
 def dechunk_prefix(data: bytes) -> bytes:
@@ -987,9 +1023,23 @@ KINDS = {  # kind: weight (per 1000 requests)
 
 TRAFFIC: Traffic | None = None
 POST_CLOSE = False  # --post-close
+FAIL_DIR: Path | None = None  # bodies of failed responses, for a reproducer
 
 
-def worker_proc(idx: int, threads: int, port: int, seconds: float, seed: int, q) -> None:
+def save_body(r: Resp, name: str) -> str:
+    if FAIL_DIR is None or not r.body:
+        return ""
+    try:
+        FAIL_DIR.mkdir(parents=True, exist_ok=True)
+        path = FAIL_DIR / f"{name}.body"
+        path.write_bytes(r.body)
+        return f" (body saved in {path})"
+    except OSError:
+        return ""
+
+
+def worker_proc(idx: int, threads: int, port: int, seconds: float, seed: int, q,
+                prime: bool = False) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stats = collections.Counter()
     wire = collections.Counter()
@@ -1006,11 +1056,16 @@ def worker_proc(idx: int, threads: int, port: int, seconds: float, seed: int, q)
         lwire = collections.Counter()
         lplain = collections.Counter()
         lfails = []
-        while time.monotonic() < deadline:
-            kind = rng.choices(kinds, weights)[0]
+        primers = TRAFFIC.primers(rng) if prime else []
+        while time.monotonic() < deadline or primers:
+            if primers:
+                kind, fn = primers.pop()
+            else:
+                kind = rng.choices(kinds, weights)[0]
+                fn = getattr(TRAFFIC, "k_" + kind)
             req = r = None
             try:
-                r, check, req = getattr(TRAFFIC, "k_" + kind)(cl, rng)
+                r, check, req = fn(cl, rng)
                 if r is None:
                     local[kind + ":ok"] += 1
                     continue
@@ -1020,11 +1075,13 @@ def worker_proc(idx: int, threads: int, port: int, seconds: float, seed: int, q)
                 lplain[kind] += n
             except Exception as e:  # noqa: BLE001 - every error is a finding
                 cl.close()
+                err = f"{type(e).__name__}: {e}"
                 local[kind + ":fail"] += 1
-                local["sig:" + kind + ": " + re.sub(r"\d+", "N", f"{type(e).__name__}: {e}")[:90]] += 1
+                local["sig:" + kind + ": " + re.sub(r"\d+", "N", err)[:90]] += 1
                 if len(lfails) < 20:
-                    lfails.append({"kind": kind, "request": req or cl.last, "error": f"{type(e).__name__}: {e}",
-                                   "response": r.describe() if r is not None else "",
+                    saved = save_body(r, f"{idx}-{tid}-{len(lfails)}") if r is not None else ""
+                    lfails.append({"kind": kind, "request": req or cl.last, "error": err,
+                                   "response": (r.describe() + saved) if r is not None else "",
                                    "trace": traceback.format_exc(limit=3)})
         cl.close()
         with lock:
@@ -1042,12 +1099,12 @@ def worker_proc(idx: int, threads: int, port: int, seconds: float, seed: int, q)
 
 
 def run_phase(port: int, seconds: float, procs: int, threads: int, seed: int,
-              on_tick=None) -> tuple[collections.Counter, collections.Counter,
-                                     collections.Counter, list]:
+              on_tick=None, prime: bool = False) -> tuple[collections.Counter, collections.Counter,
+                                                          collections.Counter, list]:
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
-    ps = [ctx.Process(target=worker_proc, args=(i, threads, port, seconds, seed, q), daemon=True)
-          for i in range(procs)]
+    ps = [ctx.Process(target=worker_proc, args=(i, threads, port, seconds, seed, q, prime),
+                      daemon=True) for i in range(procs)]
     for p in ps:
         p.start()
     results = []
@@ -1150,13 +1207,17 @@ MALLOC_PINNED = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072",
                  "MALLOC_TRIM_THRESHOLD_": "131072"}
 
 
-def malloc_wrapper(env: McEnv) -> Path:
-    """A start script for httpd that sets MALLOC_PINNED (mc_env passes no other environment)."""
+def start_wrapper(env: McEnv, pinned: bool, cores: bool) -> Path:
+    """A start script for httpd (mc_env passes no other environment): MALLOC_PINNED, and
+    `ulimit -c unlimited` for --cores."""
     env.gen_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(env.gen_dir, 0o755)
-    path = env.gen_dir / "apache2-malloc-pinned.sh"
-    lines = ["#!/bin/sh", "# written by tests/soak/soak.py --malloc pinned"]
-    lines += [f"export {k}={v}" for k, v in MALLOC_PINNED.items()]
+    path = env.gen_dir / f"apache2-soak-{os.getpid()}.sh"
+    lines = ["#!/bin/sh", "# written by tests/soak/soak.py"]
+    if pinned:
+        lines += [f"export {k}={v}" for k, v in MALLOC_PINNED.items()]
+    if cores:
+        lines.append("ulimit -c unlimited")
     lines.append(f'exec "{env.apache_bin}" "$@"')
     path.write_text("\n".join(lines) + "\n")
     os.chmod(path, 0o755)
@@ -1222,6 +1283,9 @@ def main() -> int:
     ap.add_argument("--procs", type=int, default=4, help="client processes (default 4)")
     ap.add_argument("--min-requests", type=int, default=100000)
     ap.add_argument("--rss-tolerance", type=float, default=5.0, help="percent (default 5)")
+    ap.add_argument("--rss-slack-mib", type=float, default=0,
+                    help="RSS growth up to this many MiB passes whatever the percentage "
+                         "(default 0; the short CTest run, whose warm-up is brief, uses 4)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=30.0,
                     help="seconds a request may take before it counts as failed (default 30)")
@@ -1229,6 +1293,8 @@ def main() -> int:
                     help="leave the server running and its directory in place at the end")
     ap.add_argument("--malloc", choices=("pinned", "default"), default="pinned",
                     help="glibc malloc tunables for httpd (see MALLOC_PINNED; default pinned)")
+    ap.add_argument("--cores", action="store_true",
+                    help="core dumps of crashed children into <server dir>/cores")
     ap.add_argument("--max-mem-free", type=int, default=256,
                     help="httpd's MaxMemFree in KiB (default 256; httpd's own default is 2048): "
                          "what every connection's allocator keeps, times the connections")
@@ -1243,7 +1309,7 @@ def main() -> int:
                          "found by this soak, to measure everything else")
     args = ap.parse_args()
 
-    global TRAFFIC, POST_CLOSE, CLIENT_TIMEOUT
+    global TRAFFIC, POST_CLOSE, CLIENT_TIMEOUT, FAIL_DIR
     POST_CLOSE = args.post_close
     CLIENT_TIMEOUT = args.timeout
     if args.only:
@@ -1264,13 +1330,16 @@ def main() -> int:
     env = McEnv(McEnv.locate_ini().resolve())
     env.gen_dir = env.gen_dir.parent / "soak"
     is_sanitized = sanitized(env)
-    if args.malloc == "pinned" and not is_sanitized:
-        env.apache_bin = malloc_wrapper(env)
+    pinned = args.malloc == "pinned" and not is_sanitized
+    if pinned or args.cores:
+        wrapper = start_wrapper(env, pinned, args.cores)
+        env.apache_bin = wrapper
     t_start = time.monotonic()
     docs = build_documents(env)
-    srv = make_server(env, docs, args.max_mem_free)
+    srv = make_server(env, docs, args.max_mem_free, args.cores)
     srv.start()
     print(f"soak: httpd pid {srv.pid} on 127.0.0.1:{srv.port}, {srv.gen}", flush=True)
+    FAIL_DIR = srv.gen / "failed-bodies"
     print(f"soak: seed {seed}, concurrency {conc} ({procs} processes x {threads} threads), "
           f"warm-up {warm:.0f} s, measured {main_secs:.0f} s", flush=True)
     if os.environ.get("LD_PRELOAD"):
@@ -1283,7 +1352,8 @@ def main() -> int:
         pids0 = server_pids(srv)
 
         t0 = time.monotonic()
-        w_stats, w_wire, w_plain, w_fails = run_phase(srv.port, warm, procs, threads, seed)
+        w_stats, w_wire, w_plain, w_fails = run_phase(srv.port, warm, procs, threads, seed,
+                                                      prime=True)
         rss_start, fds_start, pids_start, parts_start = quiesce(srv)
         print(f"soak: warm-up done in {time.monotonic() - t0:.0f} s, "
               f"{sum(v for k, v in w_stats.items() if k.endswith(':ok'))} requests; "
@@ -1321,6 +1391,8 @@ def main() -> int:
     finally:
         if not args.keep:
             srv.stop()
+            if pinned or args.cores:
+                wrapper.unlink(missing_ok=True)
     log = srv.read_log()
 
     # ---- summary
@@ -1361,6 +1433,9 @@ def main() -> int:
     crashes = crash_lines(log)
     if crashes:
         failures.append("crash lines in error_log:\n    " + "\n    ".join(crashes[:20]))
+    cores = sorted((srv.gen / "cores").glob("core*")) if args.cores else []
+    if cores:
+        failures.append("core dumps: " + " ".join(map(str, cores)))
     reports = sanitizer_reports(srv)
     if reports:
         failures.append("sanitizer reports: " + " ".join(map(str, reports)))
@@ -1370,8 +1445,9 @@ def main() -> int:
         failures.append(f"server processes changed: {pids0} -> {pids_start} -> {pids_end}")
     if is_sanitized:
         print("RSS not checked: sanitized build (ASan's quarantine holds freed memory)")
-    elif growth > args.rss_tolerance:
-        failures.append(f"RSS grew {growth:.2f}% (limit {args.rss_tolerance}%)")
+    elif growth > args.rss_tolerance and rss_end - rss_start > args.rss_slack_mib * 1024:
+        failures.append(f"RSS grew {growth:.2f}% (limit {args.rss_tolerance}%"
+                        + (f" and {args.rss_slack_mib} MiB" if args.rss_slack_mib else "") + ")")
     if fds_end > fds_start:
         failures.append(f"open fds grew: {fds_start} -> {fds_end}")
     if total_ok < args.min_requests:
