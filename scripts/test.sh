@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs every dependency (Debian packages), builds with -Werror, runs all
-# tests (unit, fuzz corpus replay, integration against a real httpd, the benchmark's smoke run).
+# tests (unit, fuzz corpus replay, integration against a real httpd, the short soak, all of it
+# again under ASan+UBSan, the benchmark's smoke run).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -11,6 +12,9 @@ cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"
 # Everything, the short soak (label "soak", tests/soak/README.md) included.
 ctest --preset debug --timeout 900 --no-tests=error
+# The integration suite and a short soak again, against the ASan+UBSan build of the module in
+# the stock apache2: any sanitizer report fails (tests/soak/README.md).
+MC_ASAN_SOAK_SECONDS=25 MC_ASAN_SOAK_MIN=2000 "$src/tests/soak/asan_run.sh"
 if [ -x "$src/bench/run" ]; then
     # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/.
     "$src/bench/run" --quick --out "$src/build/bench-quick"
