@@ -146,8 +146,8 @@ void bm_whole(benchmark::State& state, const Input* input, mc::EncoderParams par
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                             static_cast<std::int64_t>(in.size()));
-    state.counters["ratio"] =
-        static_cast<double>(sink.total()) / static_cast<double>(std::max<std::size_t>(in.size(), 1));
+    state.counters["ratio"] = static_cast<double>(sink.total()) /
+                              static_cast<double>(std::max<std::size_t>(in.size(), 1));
     state.counters["out_bytes"] = static_cast<double>(sink.total());
 }
 
@@ -164,7 +164,8 @@ void bm_stream(benchmark::State& state, const Input* input, mc::EncoderParams pa
         }
         mc::Encoder& enc = *made.value();
         for (std::size_t off = 0; off < in.size(); off += kChunk) {
-            const std::span<const std::byte> piece = in.subspan(off, std::min(kChunk, in.size() - off));
+            const std::span<const std::byte> piece =
+                in.subspan(off, std::min(kChunk, in.size() - off));
             if (mc::Status st = enc.write(piece, mc::Flush::kNone, sink); !st.is_ok()) {
                 state.SkipWithError(st.reason());
                 return;
@@ -177,8 +178,8 @@ void bm_stream(benchmark::State& state, const Input* input, mc::EncoderParams pa
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                             static_cast<std::int64_t>(in.size()));
-    state.counters["ratio"] =
-        static_cast<double>(sink.total()) / static_cast<double>(std::max<std::size_t>(in.size(), 1));
+    state.counters["ratio"] = static_cast<double>(sink.total()) /
+                              static_cast<double>(std::max<std::size_t>(in.size(), 1));
     state.counters["out_bytes"] = static_cast<double>(sink.total());
 }
 
@@ -238,7 +239,8 @@ int main(int argc, char** argv) {
         }
     }
 
-    // Registered benchmarks keep raw pointers into `inputs`: it must outlive RunSpecifiedBenchmarks.
+    // Registered benchmarks keep raw pointers into `inputs`: it must outlive
+    // RunSpecifiedBenchmarks.
     const std::vector<Input> inputs = corpus.empty() ? builtin_inputs() : corpus_inputs(corpus);
     if (inputs.empty()) {
         std::fprintf(stderr, "bench_encoders: no input files in %s\n", corpus.c_str());
@@ -250,8 +252,9 @@ int main(int argc, char** argv) {
                 mc::EncoderParams p;
                 p.coding = set.coding;
                 p.level = level;
-                const std::string base = input.name + "/" + std::string(mc::coding_token(set.coding)) +
-                                         "-" + std::to_string(level);
+                const std::string base = input.name + "/" +
+                                         std::string(mc::coding_token(set.coding)) + "-" +
+                                         std::to_string(level);
                 benchmark::RegisterBenchmark((base + "/whole").c_str(), bm_whole, &input, p);
                 // The streamed path has no exact size: only a size hint, as from Content-Length.
                 mc::EncoderParams sp = p;
@@ -259,7 +262,8 @@ int main(int argc, char** argv) {
                 benchmark::RegisterBenchmark((base + "/stream").c_str(), bm_stream, &input, sp);
 #ifdef MC_BENCH_ONESHOT
                 if (mc::OneShotCompressor::supports(set.coding)) {
-                    benchmark::RegisterBenchmark((base + "/oneshot").c_str(), bm_oneshot, &input, p);
+                    benchmark::RegisterBenchmark((base + "/oneshot").c_str(), bm_oneshot, &input,
+                                                 p);
                 }
 #endif
             }

@@ -116,8 +116,7 @@ struct FilterCtx {
 // (RFC 9110 8.6: only the length a GET would send). Passing anything down before EOS keeps
 // httpd's content-length filter from adding it; the headers then go out, and the rest of a HEAD
 // body is discarded downstream, so it passes on uncompressed. Returns true when it did so.
-bool head_of_stream(ap_filter_t* f, apr_bucket_brigade* bb, const apr_bucket* e,
-                    apr_status_t* rv) {
+bool head_of_stream(ap_filter_t* f, apr_bucket_brigade* bb, const apr_bucket* e, apr_status_t* rv) {
     if (!f->r->header_only || e->length != static_cast<apr_size_t>(-1)) return false;
     apr_bucket_brigade* flush = apr_brigade_create(f->r->pool, f->c->bucket_alloc);
     APR_BRIGADE_INSERT_TAIL(flush, apr_bucket_flush_create(f->c->bucket_alloc));

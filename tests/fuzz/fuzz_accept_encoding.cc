@@ -33,7 +33,9 @@ constexpr std::array<mc::Coding, mc::kCodingCount> kEveryCoding = {
     mc::Coding::kIdentity, mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli,
     mc::Coding::kZstd};
 
-bool valid_weight(int q) { return q == mc::kQUnset || (q >= 0 && q <= mc::kQMax); }
+bool valid_weight(int q) {
+    return q == mc::kQUnset || (q >= 0 && q <= mc::kQMax);
+}
 
 void check_parsed(const mc::AcceptEncoding& ae, bool present) {
     MC_FUZZ_CHECK(ae.present() == present);
