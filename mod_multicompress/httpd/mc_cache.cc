@@ -140,6 +140,7 @@ public:
             const std::lock_guard<std::mutex> lock(mu_);
             stop_ = true;
         }
+        cancel_.store(true);  // a running upgrade stops within one step: the child exits now
         cv_.notify_one();
         thread_.join();
     }
@@ -174,7 +175,7 @@ private:
                 running_ = job.key;
             }
             try {
-                run(job, pool);
+                run(job, pool, cancel_);
             } catch (...) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, 0, job.server,
                              MC_LOGNO(00041) "cache upgrade failed");
@@ -186,7 +187,7 @@ private:
         apr_pool_destroy(pool);
     }
 
-    static void run(const UpgradeJob& job, apr_pool_t* pool) {
+    static void run(const UpgradeJob& job, apr_pool_t* pool, const std::atomic<bool>& cancel) {
         // The file must still be the one the key names; an edited file gets a new key anyway.
         struct stat st {};
         if (::stat(job.path.c_str(), &st) != 0 || st.st_size != job.size ||
@@ -202,7 +203,7 @@ private:
         p.level = job.level;
         mc::StringSink sink(64 * 1024);
         const auto done =
-            mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink);
+            mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
         const ServerConf* sc = server_conf(job.server);
         if (sc == nullptr || sc->instance == nullptr) return;
@@ -219,7 +220,8 @@ private:
     std::deque<UpgradeJob> queue_;
     std::string running_;  ///< key of the job being compressed
     bool stop_ = false;
-    std::thread thread_;  // last: starts after the members it uses
+    std::atomic<bool> cancel_{false};  ///< set at exit: the running compression stops
+    std::thread thread_;               // last: starts after the members it uses
 };
 
 apr_status_t destroy_instance(void* data) noexcept {

@@ -12,6 +12,7 @@ on free loopback ports.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -550,3 +551,31 @@ def test_mc_620_16_no_strong_copies_for_a_store_that_is_down(env, make_server, l
     assert used < 2 * live + 0.15, (
         f"{used:.2f} s of CPU for 12 requests with the store down, {live:.2f} s without the "
         f"cache; {len(upgrades)} 'upgraded' trace lines")
+
+
+def test_mc_620_17_stop_does_not_wait_for_an_upgrade(env, make_server):
+    """A child exits at once even while its worker makes a strong copy of a large file (br 11
+    of 3 MB takes ~7 s): the running compression is cancelled. Before, the child waited for it
+    and httpd's parent escalated to SIGKILL after 3 s (AH00276/AH00277)."""
+    srv = make_server("cache-stop", site_template=None, extra_conf=site(None),
+                      extra_modules=store_module("shmcb"),
+                      htdocs_copies=[(d, "static") for d in DIRS])
+    srv.start()
+    lines = (srv.env.src_dir / "htdocs" / "static" / "page.html").read_bytes().splitlines(True)
+    rng = random.Random(7)
+    big = bytearray()
+    while len(big) < 3_000_000:
+        big += b"%d " % rng.randrange(10**6) + rng.choice(lines)
+    write_file(srv.htdocs / "cache" / "big.txt", bytes(big), mtime=time.time() - 1000)
+    miss = get(srv, "/c/big.txt", "br")
+    check_body(miss, "br", bytes(big))
+    assert miss.note == "live", miss
+    assert poll_until(lambda: log_lines_matching(srv, r"cache: stored br at level"), timeout=5)
+    time.sleep(0.5)  # the worker has taken the job: br 11 is running
+    assert not log_lines_matching(srv, r"upgraded to br"), "the upgrade finished too soon"
+    mark = srv.log_size()
+    t0 = time.monotonic()
+    srv.stop()
+    took = time.monotonic() - t0
+    escalated = log_lines_matching(srv, r"AH0027[4-7]", mark)
+    assert took < 2.5 and not escalated, f"stop took {took:.1f} s; {escalated}"

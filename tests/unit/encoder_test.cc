@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -407,6 +408,36 @@ TEST(CompressAllTest, TextShrinksAndRandomDoesNotBlowUp) {
         mc::StringSink r;
         ASSERT_TRUE(mc::compress_all(params_for(c, 1), as_bytes(noise), r).is_ok());
         EXPECT_LE(r.data().size(), noise.size() + noise.size() / 100 + 64);
+    }
+}
+
+TEST(CompressAllTest, InPiecesWithACancelFlagItRoundTrips) {
+    std::string input;
+    for (int i = 0; input.size() < 3 * mc::kCancelStep + 123; ++i) {
+        input += make_input(Input::kText, static_cast<unsigned>(i));
+    }
+    const std::atomic<bool> go{false};
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        mc::StringSink sink;
+        const auto n = mc::compress_all(params_for(c, 5), as_bytes(input), sink, &go);
+        ASSERT_TRUE(n.is_ok()) << n.status().reason();
+        EXPECT_EQ(n.value(), sink.data().size());
+        const auto d = mc_test::decode_all(c, sink.data());
+        ASSERT_TRUE(d.ok) << d.error;
+        EXPECT_TRUE(d.data == input);
+    }
+}
+
+TEST(CompressAllTest, ACancelledJobStopsWithCancelled) {
+    const std::string input(5 * mc::kCancelStep, 'a');
+    const std::atomic<bool> stop{true};
+    for (const Coding c : mc::kAllCompressing) {
+        SCOPED_TRACE(mc::coding_token(c));
+        mc::StringSink sink;
+        const auto n = mc::compress_all(params_for(c, 9), as_bytes(input), sink, &stop);
+        ASSERT_FALSE(n.is_ok());
+        EXPECT_EQ(n.status().code(), mc::Code::kCancelled);
     }
 }
 

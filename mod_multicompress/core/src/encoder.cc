@@ -2,6 +2,8 @@
 // Encoder factory and the whole-body helper.
 #include "mc/encoder.h"
 
+#include <algorithm>
+
 #include "encoders.h"
 
 namespace mc {
@@ -21,14 +23,28 @@ Result<std::unique_ptr<Encoder>> make_encoder(const EncoderParams& params) {
 }
 
 Result<std::size_t> compress_all(const EncoderParams& params, std::span<const std::byte> in,
-                                 Sink& out) {
+                                 Sink& out, const std::atomic<bool>* cancel) {
     EncoderParams p = params;
     p.size_hint = static_cast<std::int64_t>(in.size());
     p.exact_size = true;
     auto enc = make_encoder(p);
     if (!enc.is_ok()) return enc.status();
-    if (Status st = enc.value()->write(in, Flush::kFinish, out); !st.is_ok()) return st;
-    return enc.value()->bytes_out();
+    Encoder& e = *enc.value();
+    const std::size_t step = cancel != nullptr ? kCancelStep : in.size();
+    std::size_t off = 0;
+    do {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+            return Status{Code::kCancelled, "compression cancelled"};
+        }
+        const std::size_t n = std::min(step, in.size() - off);
+        const bool last = off + n == in.size();
+        if (Status st = e.write(in.subspan(off, n), last ? Flush::kFinish : Flush::kNone, out);
+            !st.is_ok()) {
+            return st;
+        }
+        off += n;
+    } while (off < in.size());
+    return e.bytes_out();
 }
 
 }  // namespace mc

@@ -2,6 +2,7 @@
 // Streaming compressors behind one interface: gzip/deflate (zlib), br (brotli), zstd.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -44,8 +45,12 @@ protected:
 /// Builds an encoder for `params.coding` (not identity) after mc::tune(params).
 Result<std::unique_ptr<Encoder>> make_encoder(const EncoderParams& params);
 
-/// Compresses a whole body in one go (used when the body is known at once).
+/// Compresses a whole body in one go (used when the body is known at once). With `cancel`, the
+/// body goes in in pieces of kCancelStep bytes and the work stops with Code::kCancelled as soon
+/// as *cancel reads true between two of them (a background job that must not hold up a
+/// process's exit); the output is then incomplete.
+inline constexpr std::size_t kCancelStep = 64 * 1024;
 Result<std::size_t> compress_all(const EncoderParams& params, std::span<const std::byte> in,
-                                 Sink& out);
+                                 Sink& out, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace mc

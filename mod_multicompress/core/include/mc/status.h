@@ -7,7 +7,15 @@
 
 namespace mc {
 
-enum class Code { kOk, kInvalidArgument, kOutOfMemory, kLibraryError, kCorrupt, kLimitExceeded };
+enum class Code {
+    kOk,
+    kInvalidArgument,
+    kOutOfMemory,
+    kLibraryError,
+    kCorrupt,
+    kLimitExceeded,
+    kCancelled,
+};
 
 /// A code plus a reason. The reason always points at a string with static storage duration
 /// (a literal or a library's own static message such as ZSTD_getErrorName), so Status is trivially
