@@ -210,6 +210,7 @@ class HttpdServer:
         self.running = False
         self.pid: int | None = None
         self.short_sock_dir: Path | None = None
+        self.cgid_sock = Path()
 
     # ---- paths
     @property
@@ -232,7 +233,7 @@ class HttpdServer:
     def pid_file(self) -> Path:
         return self.gen / "run" / "httpd.pid"
 
-    def script_sock(self) -> Path:
+    def _script_sock(self) -> Path:
         """mod_cgid's socket: in the server's run/ directory, unless that path is too long for
         a Unix socket (108 bytes with the ".PID" cgid appends; AH01254 otherwise): then in a
         short directory under /tmp named after the server directory, removed by stop()."""
@@ -240,9 +241,7 @@ class HttpdServer:
         if len(str(sock)) <= 90:
             return sock
         digest = hashlib.sha1(str(self.gen).encode()).hexdigest()[:12]
-        short = Path(tempfile.gettempdir()) / f"mc-sock-{digest}"
-        if len(str(short)) > 80:
-            short = Path("/tmp") / f"mc-sock-{digest}"
+        short = Path("/tmp") / f"mc-sock-{digest}"
         short.mkdir(mode=0o755, exist_ok=True)
         os.chmod(short, 0o755)
         self.short_sock_dir = short
@@ -278,7 +277,7 @@ class HttpdServer:
                 "MinSpareThreads 8\nMaxSpareThreads 128\n")
 
     def substitutions(self) -> dict[str, str]:
-        cgi = (f'ScriptSock "{self.script_sock()}"' if self.mpm != "prefork" else "")
+        cgi = (f'ScriptSock "{self.cgid_sock}"' if self.mpm != "prefork" else "")
         return {
             "GEN": str(self.gen),
             "HTDOCS": str(self.htdocs),
@@ -300,6 +299,7 @@ class HttpdServer:
 
     def render(self) -> None:
         self.gen = self._new_gen_dir()
+        self.cgid_sock = self._script_sock()
         for d in ("conf", "logs", "run"):
             (self.gen / d).mkdir()
         # htdocs: the committed tree, plus copies of its directories under other names
@@ -747,6 +747,12 @@ if __name__ == "__main__":
 def static_file(env: McEnv, name: str) -> bytes:
     """The bytes of htdocs/static/NAME, as served without the module."""
     return (env.src_dir / "htdocs" / "static" / name).read_bytes()
+
+
+def suffixed(etag: str, coding: str) -> str:
+    """The ETag with our suffix for `coding` (MultiCompressAlterETag AddSuffix)."""
+    assert etag.endswith('"'), etag
+    return etag[:-1] + f'-{coding}"'
 
 
 def assert_vary_once(resp: Response) -> None:

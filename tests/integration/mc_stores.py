@@ -240,6 +240,22 @@ def set_mtime(path: Path, mtime: float) -> None:
     os.utime(path, (mtime, mtime))
 
 
+_copies = itertools.count(1)
+
+
+def copy_static(srv: HttpdServer, name: str, url_prefix: str, rel_dir: str) -> tuple[str, Path]:
+    """A private copy of htdocs/static/NAME in htdocs/REL_DIR (a file, and a cache key, nobody
+    asked for yet): (URL path under URL_PREFIX, file path). Its mtime is in the past: a file
+    younger than a second gets a weak ETag that turns strong later."""
+    stem, _, ext = name.rpartition(".")
+    new = f"{stem}-{os.getpid()}-{next(_copies)}.{ext}"
+    path = srv.htdocs / rel_dir / new
+    shutil.copyfile(srv.env.src_dir / "htdocs" / "static" / name, path)
+    os.chmod(path, 0o644)
+    set_mtime(path, time.time() - 1000)
+    return f"{url_prefix}/{new}", path
+
+
 # ---------------------------------------------------------------------------------------------
 # The source log: one line per request, keyed by a request id header
 
@@ -293,6 +309,14 @@ def get(srv: HttpdServer, path: str, accept_encoding: str | Sequence[str] | None
     resp = request(srv.port, path, accept_encoding, [("X-MC-Id", rid), *headers], method)
     note, env = wait_source(srv, rid)
     return Sourced(resp, note, env)
+
+
+def reference(srv: HttpdServer, url: str) -> Sourced:
+    """The identity response (no Accept-Encoding): the original's validators and type."""
+    ref = get(srv, url)
+    assert ref.resp.status == 200 and ref.resp.content_encoding is None, ref.resp
+    assert ref.resp.header("ETag") and ref.resp.header("Last-Modified"), ref.resp
+    return ref
 
 
 def poll_until(fn, timeout: float = 6.0, interval: float = 0.1):

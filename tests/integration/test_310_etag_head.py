@@ -7,7 +7,8 @@ from urllib.parse import quote
 import pytest
 
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import assert_vary_once, decode, mctest_body, request, static_file, text_body
+from mc_env import (assert_vary_once, decode, mctest_body, request, static_file, suffixed,
+                    text_body)
 
 SITE = r"""
 Alias /s "@HTDOCS@/static"
@@ -104,11 +105,6 @@ def srv(env):
     stop_checked(s)
 
 
-def with_suffix(etag: str, coding: str) -> str:
-    assert etag.endswith('"'), etag
-    return etag[:-1] + f'-{coding}"'
-
-
 def identity_etag(srv, path: str) -> str:
     r = request(srv.port, path, None)
     assert r.status == 200 and r.header("Content-Encoding") is None
@@ -125,7 +121,7 @@ def test_mc_310_01_default_suffix_static(env, srv, coding):
     r = request(srv.port, "/s/page.html", coding)
     assert r.header_all("Content-Encoding") == [coding]
     assert r.decoded() == static_file(env, "page.html")
-    assert r.header_all("ETag") == [with_suffix(base, coding)]
+    assert r.header_all("ETag") == [suffixed(base, coding)]
 
 
 @pytest.mark.parametrize("etag,want", [
@@ -191,7 +187,7 @@ def test_mc_310_06_compat_alter_etag(env, srv, loc, coding, mode):
     r = request(srv.port, loc + "style.css", coding)
     assert r.header_all("Content-Encoding") == [coding]
     assert r.decoded() == static_file(env, "style.css")
-    want = {"add": [with_suffix(base, coding)], "same": [base], "none": []}[mode]
+    want = {"add": [suffixed(base, coding)], "same": [base], "none": []}[mode]
     assert r.header_all("ETag") == want
 
 
@@ -334,7 +330,7 @@ def test_mc_310_14_deflate_coding_suffix(env, srv):
     r = request(srv.port, "/all/page.html", "deflate")
     assert r.header_all("Content-Encoding") == ["deflate"]
     assert r.decoded() == static_file(env, "page.html")
-    assert r.header_all("ETag") == [with_suffix(base, "deflate")]
+    assert r.header_all("ETag") == [suffixed(base, "deflate")]
     c = request(srv.port, "/all/page.html", "deflate",
                 headers=[("If-None-Match", r.header("ETag"))])
     assert c.status == 304 and c.header_all("ETag") == r.header_all("ETag")

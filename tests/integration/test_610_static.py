@@ -10,16 +10,15 @@ over 8 MiB) sidecar means live compression; Range means an identity 206. The sou
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from mc_env import (ZSTD_MAX_WINDOW, HttpdServer, assert_vary_once, decode, static_file,
-                    text_body, zstd_window)
-from mc_stores import (SOURCE_LOG_CONF, SUFFIX, Sourced, compress, get, log_lines_matching,
-                       set_mtime, write_file, write_sidecar)
+                    suffixed, text_body, zstd_window)
+from mc_stores import (SOURCE_LOG_CONF, SUFFIX, Sourced, compress, copy_static, get,
+                       log_lines_matching, reference, set_mtime, write_file, write_sidecar)
 
 CODINGS = ("zstd", "br", "gzip")
 TEXT_FILES = ("page.html", "style.css", "app.js", "data.json", "logo.svg", "license.txt")
@@ -71,34 +70,8 @@ def srv(env):
         s.stop()
 
 
-_n = 0
-
-
 def copy_of(srv: HttpdServer, name: str, prefix: str = "/s") -> tuple[str, Path]:
-    """A private copy of htdocs/static/NAME under PREFIX (URL path, file path)."""
-    global _n
-    _n += 1
-    stem, dot, ext = name.rpartition(".")
-    new = f"{stem}-{_n}.{ext}"
-    path = srv.htdocs / DIRS[prefix] / new
-    shutil.copyfile(srv.env.src_dir / "htdocs" / "static" / name, path)
-    os.chmod(path, 0o644)
-    # in the past: a file younger than a second gets a weak ETag that turns strong later
-    set_mtime(path, time.time() - 1000)
-    return f"{prefix}/{new}", path
-
-
-def reference(srv: HttpdServer, url: str) -> Sourced:
-    """The identity response (no Accept-Encoding): the original's validators and type."""
-    ref = get(srv, url)
-    assert ref.resp.status == 200 and ref.resp.content_encoding is None, ref.resp
-    assert ref.resp.header("ETag") and ref.resp.header("Last-Modified"), ref.resp
-    return ref
-
-
-def suffixed(etag: str, coding: str) -> str:
-    assert etag.endswith('"'), etag
-    return etag[:-1] + f'-{coding}"'
+    return copy_static(srv, name, prefix, DIRS[prefix])
 
 
 def assert_source(got: Sourced, source: str) -> None:

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from mc_env import (LEVEL_RE, ZSTD_MAX_WINDOW, HttpdServer, assert_vary_once, decode,
+from mc_env import (LEVEL_RE, ZSTD_MAX_WINDOW, HttpdServer, assert_vary_once, decode, suffixed,
                     zstd_window)
-from mc_stores import (SOURCE_LOG_CONF, Sourced, StoreProcess, dead_store_spec, get,
-                       log_lines_matching, pid_of_log_line, poll_until, set_mtime, write_file,
-                       write_sidecar)
+from mc_stores import (SOURCE_LOG_CONF, Sourced, StoreProcess, copy_static, dead_store_spec, get,
+                       log_lines_matching, pid_of_log_line, poll_until, reference, set_mtime,
+                       write_file, write_sidecar)
 
 CODINGS = ("zstd", "br", "gzip")
 STORES = ("shmcb", "memcache", "redis")
@@ -121,24 +120,8 @@ def srv(request, env):
             store.cleanup()
 
 
-_n = 0
-
-
 def copy_of(srv: HttpdServer, name: str, prefix: str = "/c") -> tuple[str, Path]:
-    """A private copy of htdocs/static/NAME (a key nobody asked for yet), mtime in the past."""
-    global _n
-    _n += 1
-    stem, _, ext = name.rpartition(".")
-    new = f"{stem}-{os.getpid()}-{_n}.{ext}"
-    path = srv.htdocs / PREFIX_DIR[prefix] / new
-    shutil.copyfile(srv.env.src_dir / "htdocs" / "static" / name, path)
-    os.chmod(path, 0o644)
-    set_mtime(path, time.time() - 1000)
-    return f"{prefix}/{new}", path
-
-
-def suffixed(etag: str, coding: str) -> str:
-    return etag[:-1] + f'-{coding}"'
+    return copy_static(srv, name, prefix, PREFIX_DIR[prefix])
 
 
 def check_body(got: Sourced, coding: str, original: bytes) -> int:
@@ -171,12 +154,6 @@ def check_hit(got: Sourced, ref: Sourced, coding: str, original: bytes, *, head=
         assert decode(r.body, coding) == original
     assert got.note == "cache", f"source note {got.note!r} on a cache hit: {r!r}"
     assert got.env == "cache", f"MULTICOMPRESS_SOURCE {got.env!r} on a cache hit"
-
-
-def reference(srv: HttpdServer, url: str) -> Sourced:
-    ref = get(srv, url)
-    assert ref.resp.status == 200 and ref.resp.content_encoding is None, ref.resp
-    return ref
 
 
 def wait_upgraded(srv: HttpdServer, url: str, coding: str, original: bytes,
