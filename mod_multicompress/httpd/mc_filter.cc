@@ -120,7 +120,7 @@ struct FilterCtx {
     mc::Coding coding = mc::Coding::kIdentity;
     mc::EncoderParams params;  ///< for the one-shot path
     bool one_shot = false;     ///< whole body in hand: compress it in one call, no encoder
-    GateSlot gate;             ///< held from the first call to the end of a large whole body
+    GateSlot gate;             ///< held while a large whole body is compressed
 };
 
 // HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends
@@ -377,9 +377,9 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         st != nullptr && st->cache_key != nullptr && st->cache_coding == d.coding) {
         ctx->sink.copy_to(&ctx->cache_copy, static_cast<std::size_t>(cfg.cache_max_entry_value()));
     }
-    // The whole body in this brigade, no FLUSH: run() compresses it to the end in this call and
-    // finish() gives the slot back before passing anything on (the one-shot path takes its own).
-    if (plain && ctx->whole_body && !one_shot) ctx->gate.acquire_for(whole);
+    // The whole body in this brigade, no FLUSH: it is compressed to the end in this call, and
+    // compress_whole() or finish() gives the slot back before passing anything on.
+    if (plain && ctx->whole_body) ctx->gate.acquire_for(whole);
     return ctx;
 }
 
@@ -465,8 +465,6 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     }
     if (pieces > 1) input = std::as_bytes(std::span<const char>(joined.data(), joined.size()));
 
-    GateSlot slot;
-    slot.acquire_for(static_cast<apr_off_t>(input.size()));
     std::unique_ptr<mc::OneShotCompressor> compressor =
         g_compressors != nullptr ? g_compressors->take()
                                  : std::make_unique<mc::OneShotCompressor>();
@@ -475,7 +473,7 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     const auto done =
         compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
     if (g_compressors != nullptr) g_compressors->give_back(std::move(compressor));
-    slot.release();
+    ctx->gate.release();
     if (!done.is_ok()) {
         apr_bucket_free(out);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00011) "%s compression failed: %s",
