@@ -28,3 +28,26 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# apt may bring an apache2-bin built against newer libraries than those already installed: its
+# Depends (libssl3 (>= 3.0.0), ...) are satisfied by the old ones, yet mod_ssl then warns
+# (AH01882) and may misbehave. Bring every library apache2-bin links against up to the version
+# the archive offers now, so the machine is as consistent as a fresh install of today's packages.
+mapfile -t libs < <(dpkg-query -W -f='${Depends}\n' apache2-bin 2>/dev/null | tr ',|' '\n\n' |
+    sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g' | grep -E '^lib' | sort -u)
+outdated=()
+if [ ${#libs[@]} -gt 0 ]; then
+    while read -r pkg inst cand; do
+        [ -n "$cand" ] && [ "$cand" != "(none)" ] && [ "$inst" != "(none)" ] &&
+            dpkg --compare-versions "$cand" gt "$inst" && outdated+=("$pkg")
+    done < <(apt-cache policy "${libs[@]}" 2>/dev/null | awk '
+        /^[^ ].*:$/ { if (pkg != "") print pkg, inst, cand; pkg = substr($0, 1, length($0) - 1); inst = cand = "" }
+        /^  Installed:/ { inst = $2 } /^  Candidate:/ { cand = $2 }
+        END { if (pkg != "") print pkg, inst, cand }')
+fi
+if [ ${#outdated[@]} -gt 0 ]; then
+    echo "upgrading the libraries apache2-bin was built against: ${outdated[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --only-upgrade "${outdated[@]}" >/dev/null
+fi
