@@ -16,8 +16,9 @@ namespace mc::precompress {
 
 inline constexpr std::string_view kProgramName = "multicompress-precompress";
 
-/// The codings that have a sidecar file, in the default order (SPEC.md's preference order).
-/// deflate has none: MultiCompressStatic serves FILE.zst, FILE.br and FILE.gz only.
+/// The codings that have a sidecar file, in the default order (the contract's preference order
+/// (docs/contract.md)). deflate has none: MultiCompressStatic serves FILE.zst, FILE.br and FILE.gz
+/// only.
 inline constexpr std::array<Coding, 3> kSidecarCodings = {Coding::kZstd, Coding::kBrotli,
                                                           Coding::kGzip};
 

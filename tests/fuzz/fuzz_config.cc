@@ -7,7 +7,7 @@
 //   int MIN MAX VALUE   size MIN MAX VALUE   tune CODING LEVEL WINDOW MEMLEVEL LGBLOCK HINT
 //
 // Invariants: no crash; each parser accepts exactly what a reference accepts and gives the same
-// value; accepted values are within the SPEC.md ranges; merge takes every field the inner
+// value; accepted values are within the docs/contract.md ranges; merge takes every field the inner
 // section sets and inherits the rest; effective values and tune() results stay in range.
 #include <algorithm>
 #include <array>
@@ -231,7 +231,7 @@ void check_merge(const mc::Config& base, const mc::Config& add, const mc::Config
                   (add.inflate_burst >= 0 ? add.inflate_burst : base.inflate_burst));
 }
 
-// One directive, as the adapter's cmds[] handlers apply it (SPEC.md ranges).
+// One directive, as the adapter's cmds[] handlers apply it (docs/contract.md ranges).
 void apply(mc::Config& cfg, const std::vector<std::string_view>& args,
            std::deque<std::string>& strings) {
     const std::string_view name = args[0];

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Accept-Encoding negotiation end to end (RFC 9110 §12.5.3, SPEC.md "Negotiation").
+"""Accept-Encoding negotiation end to end (RFC 9110 §12.5.3, docs/contract.md "Negotiation").
 
 /mc/ has the defaults: zstd br gzip enabled, in that order; deflate not enabled."""
 import pytest
@@ -39,7 +39,7 @@ CASES_DEFAULT = [
     ("gzip;q=0.5, *;q=0.6", "zstd"),
     ("*;q=0.1, gzip", "gzip"),
     # identity
-    ("identity;q=0", None),            # nothing acceptable: unchanged (SPEC.md)
+    ("identity;q=0", None),            # nothing acceptable: unchanged (docs/contract.md)
     ("identity;q=0, gzip", "gzip"),
     ("identity;q=0, *", "zstd"),
     ("identity, gzip;q=0.5", None),    # identity explicitly preferred

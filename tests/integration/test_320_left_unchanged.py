@@ -101,7 +101,7 @@ NOT_MODIFIED_SOURCES = {
 @pytest.mark.parametrize("source", list(NOT_MODIFIED_SOURCES))
 def test_mc_320_02_handler_304(srv, source, ae, coding):
     """A 304 made by a handler or CGI (its own conditional logic): no body, no
-    Content-Encoding, and, like every 304, the Vary and ETag that its 200 carries (SPEC), so a
+    Content-Encoding, and, like every 304, the Vary and ETag that its 200 carries (docs/contract.md), so a
     cache can match it to the stored compressed response."""
     path = NOT_MODIFIED_SOURCES[source]
     ok = request(srv.port, path.replace("status=304", "status=200")
@@ -240,7 +240,7 @@ def test_mc_320_13_unknown_content_encoding(srv, ce):
 
 @pytest.mark.parametrize("coding", CODINGS)
 def test_mc_320_14_identity_content_encoding_is_compressed(srv, coding):
-    """`Content-Encoding: identity` is no coding (SPEC: "other than identity"): compressed,
+    """`Content-Encoding: identity` is no coding (docs/contract.md: "other than identity"): compressed,
     and the response names one coding only."""
     r = request(srv.port, "/shapes/x?size=8000&ce=identity", coding)
     assert r.status == 200

@@ -199,7 +199,7 @@ TEST(AddEncodingTest, RejectsDuplicatesAndUnknown) {
     EXPECT_EQ(cfg.order_count, 4);
 }
 
-// ---- Levels and windows: SPEC.md ranges
+// ---- Levels and windows: docs/contract.md ranges
 
 struct RangeCase {
     const char* enc;
@@ -354,7 +354,7 @@ TEST(SetCacheLevelTest, RangesPerEncodingAndDefaults) {
     expect_rejected(mc::set_cache_level(cfg, "identity", "1"), "unknown encoding");
 }
 
-// ---- Effective values of an empty section: SPEC.md defaults
+// ---- Effective values of an empty section: docs/contract.md defaults
 
 TEST(ConfigDefaultsTest, EmptySectionGivesSpecDefaults) {
     const Config cfg;

@@ -25,7 +25,7 @@ constexpr Coding kDeflate = Coding::kDeflate;
 constexpr Coding kBr = Coding::kBrotli;
 constexpr Coding kZstd = Coding::kZstd;
 
-const std::vector<Coding> kDefaultOrder = {kZstd, kBr, kGzip};  // SPEC.md default
+const std::vector<Coding> kDefaultOrder = {kZstd, kBr, kGzip};  // docs/contract.md default
 const CodingSet kAll{kGzip, kDeflate, kBr, kZstd};
 
 struct Case {
@@ -101,7 +101,7 @@ TEST(NegotiateTest, Table) {
     }
 }
 
-// ---- Property check against the SPEC rules on random headers, orders and allowed sets.
+// ---- Property check against the contract's rules on random headers, orders and allowed sets.
 
 TEST(NegotiateProperty, FollowsTheRulesOnRandomInput) {
     const std::uint32_t seed = 20240601;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// decide(): which responses are left alone (SPEC.md "Left unchanged"), env opt-outs, MinLength,
-// and which filters' codings may be chosen.
+// decide(): which responses are left alone (docs/contract.md "Left unchanged"), env opt-outs,
+// MinLength, and which filters' codings may be chosen.
 #include "mc/policy.h"
 
 #include <gtest/gtest.h>
@@ -79,7 +79,7 @@ TEST(DecideTest, InformationalStatusIsLeftAloneWithoutVary) {
 }
 
 TEST(DecideTest, NoContentAndNotModifiedAreLeftAloneButVary) {
-    // A 304 carries the same Vary as the 200 would (SPEC.md).
+    // A 304 carries the same Vary as the 200 would (docs/contract.md).
     for (const int status : {204, 304}) {
         ResponseView v = base_view();
         v.status = status;

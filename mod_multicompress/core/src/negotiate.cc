@@ -6,7 +6,7 @@ namespace mc {
 
 Coding negotiate(const AcceptEncoding& accept, std::span<const Coding> server_order,
                  CodingSet allowed) {
-    if (!accept.present()) return Coding::kIdentity;  // SPEC.md: no header, no compression
+    if (!accept.present()) return Coding::kIdentity;  // docs/contract.md: no header, no compression
     Coding best = Coding::kIdentity;
     int best_q = 0;
     for (const Coding c : server_order) {

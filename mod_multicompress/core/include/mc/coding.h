@@ -15,7 +15,8 @@ enum class Coding : std::uint8_t { kIdentity = 0, kGzip, kDeflate, kBrotli, kZst
 
 inline constexpr std::size_t kCodingCount = 5;
 
-/// The compressing codings, in the default server preference order (SPEC.md: zstd br gzip).
+/// The compressing codings, in the default server preference order (docs/contract.md: zstd br
+/// gzip).
 inline constexpr std::array<Coding, 4> kAllCompressing = {Coding::kZstd, Coding::kBrotli,
                                                           Coding::kGzip, Coding::kDeflate};
 

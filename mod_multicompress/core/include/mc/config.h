@@ -32,7 +32,7 @@ inline constexpr std::int64_t kInflateLimitAsRequestBody = -2;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
-/// "not said here" from "said here": a section inherits what it does not set (SPEC.md).
+/// "not said here" from "said here": a section inherits what it does not set (docs/contract.md).
 /// Trivially destructible: it lives in an APR pool, strings point into that pool.
 struct Config {
     std::array<Coding, 4> order{};

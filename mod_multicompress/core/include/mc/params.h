@@ -15,11 +15,11 @@ struct Range {
     [[nodiscard]] constexpr bool contains(int v) const { return v >= min && v <= max; }
 };
 
-/// SPEC.md: gzip 1–9, br 0–11, zstd 1–19 (deflate shares gzip's).
+/// docs/contract.md: gzip 1–9, br 0–11, zstd 1–19 (deflate shares gzip's).
 Range level_range(Coding c);
-/// SPEC.md: log2 window, gzip 9–15, br 10–24, zstd 10–23.
+/// docs/contract.md: log2 window, gzip 9–15, br 10–24, zstd 10–23.
 Range window_range(Coding c);
-/// SPEC.md defaults: gzip 6, br 4, zstd 3.
+/// docs/contract.md defaults: gzip 6, br 4, zstd 3.
 int default_level(Coding c);
 
 /// RFC 9659: a zstd frame for HTTP must not need a window over 8 MiB.
