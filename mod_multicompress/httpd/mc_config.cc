@@ -132,6 +132,16 @@ const char* set_no_transform(cmd_parms* cmd, void* mconfig, const char* arg) noe
     });
 }
 
+const char* set_cross_site(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        if (mc::Status st = mc::parse_cross_site_mode(arg, cfg_of(mconfig).cross_site);
+            !st.is_ok()) {
+            return fail(cmd, st, arg);
+        }
+        return nullptr;
+    });
+}
+
 const char* set_note(cmd_parms* cmd, void* mconfig, const char* kind, const char* name) noexcept {
     return guarded(cmd, [&]() -> const char* {
         mc::NoteKind k{};
@@ -325,6 +335,8 @@ const command_rec kCommands[] = {
      "ratio|input|output|encoding and a note name for LogFormat %{name}n"},
     {"MultiCompressNoTransform", fn(set_no_transform), nullptr, kWhere, TAKE1,
      "Honor (default) or Ignore Cache-Control: no-transform"},
+    {"MultiCompressCrossSite", fn(set_cross_site), nullptr, kWhere, TAKE1,
+     "Compress (default) or Identity: no compression for credentialed cross-site requests"},
     {"MultiCompressInflateLimit", fn(set_inflate_limit), nullptr, kWhere, TAKE1,
      "Most bytes an inflated request body may reach (0: unlimited)"},
     {"MultiCompressInflateRatio", fn(set_inflate_ratio), nullptr, kWhere, TAKE12,

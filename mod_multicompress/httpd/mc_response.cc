@@ -40,10 +40,14 @@ bool env_set(const request_rec* r, const char* name) {
 
 }  // namespace
 
-// Vary: Accept-Encoding, merged into what is there, never twice.
+// Vary: Accept-Encoding, merged into what is there, never twice. Under MultiCompressCrossSite
+// Identity the coding also depends on Sec-Fetch-Site, so a shared cache must not hand a
+// same-site compressed response to a cross-site request (the credentials themselves are not
+// listed: Vary: Cookie would make such responses uncacheable for everyone).
 void merge_vary(request_rec* r) {
-    if (!tables_have_token(r, "Vary", "Accept-Encoding")) {
-        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    for (const char* token : {"Accept-Encoding", "Sec-Fetch-Site"}) {
+        if (token[0] == 'S' && !dir_config(r).cross_site_identity()) break;
+        if (!tables_have_token(r, "Vary", token)) apr_table_mergen(r->headers_out, "Vary", token);
     }
 }
 
@@ -115,6 +119,12 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
     v.env_no_multicompress = env_set(r, "no-multicompress");
     v.env_gzip_only_text_html = env_set(r, "gzip-only-text/html");
     v.env_force_gzip = env_set(r, "force-gzip");
+    // Fetch Metadata (W3C): the browser says whether the request comes from another site.
+    const char* site = apr_table_get(r->headers_in, "Sec-Fetch-Site");
+    v.cross_site_with_credentials = site != nullptr &&
+                                    mc::iequals(mc::trim_ows(site), "cross-site") &&
+                                    (apr_table_get(r->headers_in, "Cookie") != nullptr ||
+                                     apr_table_get(r->headers_in, "Authorization") != nullptr);
     return v;
 }
 

@@ -480,6 +480,7 @@ Config fill_all(int variant) {
     c.static_files = a ? Toggle::kOn : Toggle::kOff;
     c.cache = a ? Toggle::kOff : Toggle::kOn;
     c.cache_max_entry = a ? 0 : 4 << 20;
+    c.cross_site = a ? mc::CrossSiteMode::kIdentity : mc::CrossSiteMode::kCompress;
     return c;
 }
 
@@ -502,6 +503,7 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.cache, want.cache);
     EXPECT_EQ(got.cache_max_entry, want.cache_max_entry);
     EXPECT_EQ(got.cache_level, want.cache_level);
+    EXPECT_EQ(got.cross_site, want.cross_site);
 }
 
 struct Field {
@@ -529,6 +531,7 @@ std::vector<Field> all_fields() {
         {"cache", [](Config& c, const Config& s) { c.cache = s.cache; }},
         {"cache_max_entry",
          [](Config& c, const Config& s) { c.cache_max_entry = s.cache_max_entry; }},
+        {"cross_site", [](Config& c, const Config& s) { c.cross_site = s.cross_site; }},
     };
     for (const Coding k : mc::kAllCompressing) {
         const std::size_t i = mc::index(k);
@@ -647,3 +650,20 @@ TEST(MergeTest, ThreeLevelsServerDirectoryHtaccess) {
 }
 
 }  // namespace
+
+TEST(ConfigParseTest, CrossSiteModes) {
+    mc::CrossSiteMode m = mc::CrossSiteMode::kUnset;
+    EXPECT_TRUE(mc::parse_cross_site_mode("Identity", m).is_ok());
+    EXPECT_EQ(m, mc::CrossSiteMode::kIdentity);
+    EXPECT_TRUE(mc::parse_cross_site_mode("compress", m).is_ok());
+    EXPECT_EQ(m, mc::CrossSiteMode::kCompress);
+    for (const char* bad : {"", "On", "identityx", "Off"}) {
+        mc::CrossSiteMode keep = mc::CrossSiteMode::kIdentity;
+        EXPECT_FALSE(mc::parse_cross_site_mode(bad, keep).is_ok()) << bad;
+        EXPECT_EQ(keep, mc::CrossSiteMode::kIdentity) << "an error changes nothing: " << bad;
+    }
+    Config cfg;
+    EXPECT_FALSE(cfg.cross_site_identity()) << "default: Compress";
+    cfg.cross_site = mc::CrossSiteMode::kIdentity;
+    EXPECT_TRUE(cfg.cross_site_identity());
+}

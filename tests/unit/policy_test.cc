@@ -358,4 +358,31 @@ TEST(IsTextHtmlTest, Table) {
     EXPECT_FALSE(mc::is_text_html("text/html, text/plain"));
 }
 
+// ---- MultiCompressCrossSite (BREACH): credentialed cross-site requests get identity.
+
+TEST(DecideTest, CrossSiteIdentityLeavesCredentialedCrossSiteRequestsAlone) {
+    Config cfg;
+    cfg.cross_site = mc::CrossSiteMode::kIdentity;
+    ResponseView v = base_view();
+    v.cross_site_with_credentials = true;
+    expect_identity(verdict(v, cfg));
+    // Without the policy, or for any other request, nothing changes.
+    EXPECT_EQ(token(verdict(v).coding), "zstd");
+    v.cross_site_with_credentials = false;
+    EXPECT_EQ(token(verdict(v, cfg).coding), "zstd");
+    cfg.cross_site = mc::CrossSiteMode::kCompress;
+    v.cross_site_with_credentials = true;
+    EXPECT_EQ(token(verdict(v, cfg).coding), "zstd");
+}
+
+TEST(DecideTest, CrossSiteIdentityOverridesForceGzip) {
+    Config cfg;
+    cfg.cross_site = mc::CrossSiteMode::kIdentity;
+    ResponseView v = base_view();
+    v.cross_site_with_credentials = true;
+    v.env_force_gzip = true;
+    v.accept_encoding = "";
+    expect_identity(verdict(v, cfg));
+}
+
 }  // namespace

@@ -94,6 +94,7 @@ Config merge(const Config& base, const Config& add) {
     for (std::size_t i = 0; i < kCodingCount; ++i) {
         out.cache_level[i] = pick<std::int16_t>(base.cache_level[i], add.cache_level[i], -1);
     }
+    out.cross_site = pick(base.cross_site, add.cross_site, CrossSiteMode::kUnset);
     return out;
 }
 
@@ -214,6 +215,17 @@ Status parse_note_kind(std::string_view s, NoteKind& out) {
         out = NoteKind::kSource;
     } else {
         return {Code::kInvalidArgument, "expects ratio, input, output, encoding or source"};
+    }
+    return Status::ok();
+}
+
+Status parse_cross_site_mode(std::string_view s, CrossSiteMode& out) {
+    if (iequals(s, "Compress")) {
+        out = CrossSiteMode::kCompress;
+    } else if (iequals(s, "Identity")) {
+        out = CrossSiteMode::kIdentity;
+    } else {
+        return {Code::kInvalidArgument, "expects Compress or Identity"};
     }
     return Status::ok();
 }

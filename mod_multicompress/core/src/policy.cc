@@ -42,6 +42,10 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
         d.reason = "Cache-Control: no-transform";
         return d;
     }
+    if (cfg.cross_site_identity() && v.cross_site_with_credentials) {
+        d.reason = "credentialed cross-site request (MultiCompressCrossSite Identity)";
+        return d;
+    }
     if (v.env_no_gzip || v.env_no_multicompress) {
         d.reason = v.env_no_gzip ? "no-gzip is set" : "no-multicompress is set";
         return d;

@@ -17,6 +17,8 @@ namespace mc {
 enum class ETagMode : std::uint8_t { kUnset, kAddSuffix, kNoChange, kRemove };
 enum class NoTransformMode : std::uint8_t { kUnset, kHonor, kIgnore };
 enum class Toggle : std::uint8_t { kUnset, kOff, kOn };
+/// MultiCompressCrossSite: what a credentialed cross-site request gets (BREACH, docs/contract.md).
+enum class CrossSiteMode : std::uint8_t { kUnset, kCompress, kIdentity };
 
 /// What a request note records (MultiCompressNote, DeflateFilterNote, BrotliFilterNote).
 enum class NoteKind : std::uint8_t { kRatio, kInput, kOutput, kEncoding, kSource };
@@ -54,6 +56,7 @@ struct Config {
     Toggle cache = Toggle::kUnset;         ///< MultiCompressCache
     std::int64_t cache_max_entry = -1;
     std::array<std::int16_t, kCodingCount> cache_level{-1, -1, -1, -1, -1};
+    CrossSiteMode cross_site = CrossSiteMode::kUnset;
 
     // Effective values (defaults filled in).
     [[nodiscard]] std::span<const Coding> encodings() const;
@@ -73,6 +76,9 @@ struct Config {
     }
     [[nodiscard]] bool honor_no_transform() const {
         return no_transform != NoTransformMode::kIgnore;
+    }
+    [[nodiscard]] bool cross_site_identity() const {
+        return cross_site == CrossSiteMode::kIdentity;
     }
     [[nodiscard]] const char* note(NoteKind k) const { return notes[static_cast<std::size_t>(k)]; }
     [[nodiscard]] bool static_on() const { return static_files == Toggle::kOn; }
@@ -112,6 +118,8 @@ Status parse_etag_mode(std::string_view s, ETagMode& out);
 Status set_cache_level(Config& cfg, std::string_view enc, std::string_view value);
 /// On | Off (case-insensitive).
 Status parse_toggle(std::string_view s, Toggle& out);
+/// Compress | Identity (case-insensitive).
+Status parse_cross_site_mode(std::string_view s, CrossSiteMode& out);
 /// ratio | input | output | encoding | source.
 Status parse_note_kind(std::string_view s, NoteKind& out);
 

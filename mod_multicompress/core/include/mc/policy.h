@@ -31,6 +31,9 @@ struct ResponseView {
     bool env_no_multicompress = false;
     bool env_gzip_only_text_html = false;
     bool env_force_gzip = false;
+    /// The request is cross-site (`Sec-Fetch-Site: cross-site`) and carries credentials
+    /// (`Cookie` or `Authorization`): the requests a BREACH attacker has to induce.
+    bool cross_site_with_credentials = false;
 };
 
 /// The verdict: the coding to use (kIdentity: leave the response alone) and why.
