@@ -8,7 +8,7 @@
 #include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_filter.h"
-#include "mc_hooks.h"
+#include "mc_conflicts.h"
 #include "mc_inflate.h"
 #include "mc_static.h"
 

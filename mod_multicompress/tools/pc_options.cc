@@ -7,6 +7,7 @@
 #include <optional>
 #include <system_error>
 
+#include "mc/config.h"
 #include "mc/params.h"
 
 namespace mc::precompress {
@@ -28,16 +29,6 @@ constexpr std::string_view kDefaultTypes[] = {
 // Caps a typo like "--jobs 10000" before it becomes ten thousand threads.
 constexpr unsigned kMaxJobs = 256;
 
-constexpr char ascii_lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-}
-
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
-    return out;
-}
-
 // Splits "a,b,,c" into {"a","b","c"} (empty items are dropped, blanks trimmed).
 std::vector<std::string_view> split_list(std::string_view s) {
     std::vector<std::string_view> out;
@@ -57,23 +48,6 @@ std::optional<T> parse_number(std::string_view s) {
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
     return v;
-}
-
-// "4096", "4k", "4K", "2M", "1G" (binary multiples).
-std::optional<std::uint64_t> parse_size(std::string_view s) {
-    std::uint64_t mult = 1;
-    if (!s.empty()) {
-        switch (ascii_lower(s.back())) {
-            case 'k': mult = std::uint64_t{1} << 10; break;
-            case 'm': mult = std::uint64_t{1} << 20; break;
-            case 'g': mult = std::uint64_t{1} << 30; break;
-            default: break;
-        }
-        if (mult != 1) s.remove_suffix(1);
-    }
-    const auto n = parse_number<std::uint64_t>(s);
-    if (!n || *n > UINT64_MAX / mult) return std::nullopt;
-    return *n * mult;
 }
 
 std::optional<Coding> parse_sidecar_coding(std::string_view token, std::string& error) {
@@ -196,14 +170,7 @@ Options default_options() {
 }  // namespace
 
 int default_static_level(Coding c) {
-    switch (c) {
-        case Coding::kZstd: return 19;
-        case Coding::kBrotli: return 11;
-        case Coding::kGzip:
-        case Coding::kDeflate: return 9;
-        case Coding::kIdentity: break;
-    }
-    return 0;
+    return c == Coding::kIdentity ? 0 : mc::strongest_level(c);
 }
 
 std::span<const std::string_view> default_types() {
@@ -293,11 +260,12 @@ ParseResult parse_options(std::span<const char* const> args) {
             }
             o.jobs = *n;
         } else if (name == "--min-size") {
-            const std::optional<std::uint64_t> n = parse_size(*v);
-            if (!n)
+            // "4096", "4k", "2M", "1G" (binary multiples), as the module's size directives.
+            std::int64_t n = 0;
+            if (!mc::parse_size(*v, 0, INT64_MAX, n).is_ok())
                 return fail("--min-size must be a byte count (e.g. 256, 1k), not '" +
                             std::string(*v) + "'");
-            o.min_size = *n;
+            o.min_size = static_cast<std::uint64_t>(n);
         }
     }
     if (o.verbose && o.quiet) return fail("--quiet and --verbose exclude each other");

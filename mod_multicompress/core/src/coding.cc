@@ -40,6 +40,12 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+std::string lowercase(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = lower(c);
+    return out;
+}
+
 std::string_view trim_ows(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

@@ -45,14 +45,7 @@ int Config::cache_level_for(Coding c) const {
     if (c == Coding::kDeflate && cache_level[index(Coding::kGzip)] >= 0) {
         return cache_level[index(Coding::kGzip)];
     }
-    switch (c) {
-        case Coding::kBrotli: return 11;
-        case Coding::kZstd: return 19;
-        case Coding::kGzip:
-        case Coding::kDeflate: return 9;
-        case Coding::kIdentity: break;
-    }
-    return 0;
+    return c == Coding::kIdentity ? 0 : strongest_level(c);
 }
 
 EncoderParams Config::params_for(Coding c, std::int64_t size_hint) const {

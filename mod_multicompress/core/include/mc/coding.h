@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace mc {
@@ -69,6 +70,8 @@ std::optional<Coding> parse_coding(std::string_view token);
 
 /// ASCII case-insensitive comparison, as HTTP tokens need.
 bool iequals(std::string_view a, std::string_view b);
+/// ASCII lower case (HTTP tokens, file extensions); other bytes unchanged.
+std::string lowercase(std::string_view s);
 
 /// Trims HTTP optional whitespace (SP, HTAB) from both ends.
 std::string_view trim_ows(std::string_view s);

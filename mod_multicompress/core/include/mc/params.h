@@ -21,6 +21,11 @@ Range level_range(Coding c);
 Range window_range(Coding c);
 /// docs/contract.md defaults: gzip 6, br 4, zstd 3.
 int default_level(Coding c);
+/// The strongest level (gzip 9, br 11, zstd 19): what is made off the request path, by the cache
+/// upgrade (MultiCompressCacheLevel's default) and by multicompress-precompress.
+inline int strongest_level(Coding c) {
+    return level_range(c).max;
+}
 
 /// RFC 9659: a zstd frame for HTTP must not need a window over 8 MiB.
 inline constexpr int kZstdMaxWindowLog = 23;

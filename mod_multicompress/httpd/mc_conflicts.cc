@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Server-wide hooks: refuse to run beside the modules we replace.
-#include "mc_hooks.h"
+// The modules we replace: refuse to run beside mod_deflate or mod_brotli.
+#include "mc_conflicts.h"
 
 #include <http_config.h>
 #include <http_log.h>

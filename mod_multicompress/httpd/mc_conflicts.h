@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Server-wide hooks: configuration checks.
+// The modules we replace: refuse to run beside mod_deflate or mod_brotli.
 #pragma once
 
 #include <httpd.h>
