@@ -385,4 +385,34 @@ TEST(DecideTest, CrossSiteIdentityOverridesForceGzip) {
     expect_identity(verdict(v, cfg));
 }
 
+TEST(DecideTest, IdentityDecisionsSayWhyForTheCounters) {
+    using mc::metrics::Why;
+    ResponseView v = base_view();
+    v.body_length = 10;
+    EXPECT_EQ(verdict(v).why, Why::kTooSmall);
+    v = base_view();
+    v.accept_encoding = "identity";
+    EXPECT_EQ(verdict(v).why, Why::kNotAcceptable);
+    v = base_view();
+    v.response_cache_control = "no-transform";
+    EXPECT_EQ(verdict(v).why, Why::kNoTransform);
+    v = base_view();
+    v.content_encoding = "gzip";
+    EXPECT_EQ(verdict(v).why, Why::kAlreadyEncoded);
+    v = base_view();
+    v.request_has_range = true;
+    EXPECT_EQ(verdict(v).why, Why::kRange);
+    v = base_view();
+    v.env_no_gzip = true;
+    EXPECT_EQ(verdict(v).why, Why::kEnv);
+    v = base_view();
+    v.status = 204;
+    EXPECT_EQ(verdict(v).why, Why::kStatus);
+    Config cfg;
+    cfg.cross_site = mc::CrossSiteMode::kIdentity;
+    v = base_view();
+    v.cross_site_with_credentials = true;
+    EXPECT_EQ(verdict(v, cfg).why, Why::kCrossSite);
+}
+
 }  // namespace

@@ -18,44 +18,54 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
     // the 200 for the same URL varies (a 304 carries the same Vary as the 200, RFC 9110 §15.4.5).
     if (v.status < 200) {
         d.reason = "informational status";
+        d.why = metrics::Why::kStatus;
         d.vary = false;
         return d;
     }
     if (v.status == 204 || v.status == 304) {
         d.reason = v.status == 204 ? "204 No Content" : "304 Not Modified";
+        d.why = metrics::Why::kStatus;
         return d;
     }
     if (v.status == 206 || v.has_content_range) {
         d.reason = "partial content";
+        d.why = metrics::Why::kRange;
         return d;
     }
     if (v.request_has_range) {
         d.reason = "Range request (served as identity so ranges stay valid)";
+        d.why = metrics::Why::kRange;
         return d;
     }
     if (!is_identity_encoding(v.content_encoding)) {
         d.reason = "already content-encoded";
+        d.why = metrics::Why::kAlreadyEncoded;
         return d;
     }
     if (cfg.honor_no_transform() && (list_has_token(v.request_cache_control, "no-transform") ||
                                      list_has_token(v.response_cache_control, "no-transform"))) {
         d.reason = "Cache-Control: no-transform";
+        d.why = metrics::Why::kNoTransform;
         return d;
     }
     if (cfg.cross_site_identity() && v.cross_site_with_credentials) {
         d.reason = "credentialed cross-site request (MultiCompressCrossSite Identity)";
+        d.why = metrics::Why::kCrossSite;
         return d;
     }
     if (v.env_no_gzip || v.env_no_multicompress) {
         d.reason = v.env_no_gzip ? "no-gzip is set" : "no-multicompress is set";
+        d.why = metrics::Why::kEnv;
         return d;
     }
     if (v.env_gzip_only_text_html && !is_text_html(v.content_type)) {
         d.reason = "gzip-only-text/html is set and the type is not text/html";
+        d.why = metrics::Why::kEnv;
         return d;
     }
     if (v.body_length >= 0 && v.body_length < cfg.min_length_value()) {
         d.reason = "body shorter than MultiCompressMinLength";
+        d.why = metrics::Why::kTooSmall;
         return d;
     }
 
@@ -73,6 +83,7 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
         return d;
     }
     d.reason = d.coding == Coding::kIdentity ? "client accepts no enabled encoding" : "negotiated";
+    d.why = metrics::Why::kNotAcceptable;
     return d;
 }
 

@@ -8,6 +8,7 @@
 #include "mc/accept_encoding.h"
 #include "mc/coding.h"
 #include "mc/config.h"
+#include "mc/metrics.h"
 
 namespace mc {
 
@@ -40,6 +41,8 @@ struct ResponseView {
 struct Decision {
     Coding coding = Coding::kIdentity;
     const char* reason = "";
+    /// For kIdentity: the reason's class, for the counters.
+    metrics::Why why = metrics::Why::kOther;
     /// Whether the response depends on Accept-Encoding (then Vary must say so).
     bool vary = true;
 };

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The module's counters: their layout in one flat array of words, and how they read on the
+// status page and in the Prometheus text format (docs/contract.md "Observing it").
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "mc/coding.h"
+
+namespace mc::metrics {
+
+/// Where a response the filters saw came from.
+enum class Source : std::uint8_t { kLive, kSidecar, kCache, kIdentity };
+inline constexpr std::size_t kSourceCount = 4;
+
+/// Why a response went out unchanged.
+enum class Why : std::uint8_t {
+    kNotAcceptable,   ///< the client accepts none of the enabled codings
+    kTooSmall,        ///< shorter than MultiCompressMinLength
+    kNoTransform,     ///< Cache-Control: no-transform
+    kAlreadyEncoded,  ///< a Content-Encoding was already there
+    kRange,           ///< a Range request or a partial response
+    kEnv,             ///< no-gzip, no-multicompress, gzip-only-text/html
+    kCrossSite,       ///< MultiCompressCrossSite Identity
+    kStatus,          ///< 1xx, 204, 304: no body to compress
+    kOther,           ///< an encoder that could not start, ...
+};
+inline constexpr std::size_t kWhyCount = 9;
+
+/// Events counted once each.
+enum class Event : std::uint8_t {
+    kCacheHit,
+    kCacheMiss,
+    kCacheStore,
+    kCacheUpgrade,
+    kCacheStoreError,
+    kCacheRejected,  ///< an entry that failed the integrity check
+    kDictionaryOffered,
+    kDictionaryUsed,
+    kDictionaryUnknown,
+    kInflateBody,
+    kInflateBytesIn,
+    kInflateBytesOut,
+    kInflateBadRequest,  ///< 400
+    kInflateTooLarge,    ///< 413
+    kGateWait,           ///< a large whole body waited for a compression slot
+};
+inline constexpr std::size_t kEventCount = 15;
+
+/// Word offsets in a counter array.
+inline constexpr std::size_t kResponsesAt = 0;  // [coding][source]
+inline constexpr std::size_t kWhyAt = kResponsesAt + kCodingCount * kSourceCount;
+inline constexpr std::size_t kBytesInAt = kWhyAt + kWhyCount;           // [coding]
+inline constexpr std::size_t kBytesOutAt = kBytesInAt + kCodingCount;   // [coding]
+inline constexpr std::size_t kCpuNsAt = kBytesOutAt + kCodingCount;     // [coding]
+inline constexpr std::size_t kLiveBytesInAt = kCpuNsAt + kCodingCount;  // [coding]
+inline constexpr std::size_t kEventsAt = kLiveBytesInAt + kCodingCount;
+inline constexpr std::size_t kWords = kEventsAt + kEventCount;
+
+constexpr std::size_t response_word(Coding c, Source s) {
+    return kResponsesAt + index(c) * kSourceCount + static_cast<std::size_t>(s);
+}
+constexpr std::size_t why_word(Why w) {
+    return kWhyAt + static_cast<std::size_t>(w);
+}
+constexpr std::size_t bytes_in_word(Coding c) {
+    return kBytesInAt + index(c);
+}
+constexpr std::size_t bytes_out_word(Coding c) {
+    return kBytesOutAt + index(c);
+}
+constexpr std::size_t cpu_ns_word(Coding c) {
+    return kCpuNsAt + index(c);
+}
+constexpr std::size_t live_bytes_in_word(Coding c) {
+    return kLiveBytesInAt + index(c);
+}
+constexpr std::size_t event_word(Event e) {
+    return kEventsAt + static_cast<std::size_t>(e);
+}
+
+/// The counters of the whole server, summed over every child and thread.
+using Totals = std::array<std::uint64_t, kWords>;
+
+/// What one response adds. For a compressed response, bytes in are the body before compression
+/// (a sidecar's or cache entry's original file), bytes out what was sent; CPU is live
+/// compression's only.
+struct ResponseFacts {
+    Coding coding = Coding::kIdentity;
+    Source source = Source::kIdentity;
+    Why why = Why::kOther;  ///< for identity responses
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+    std::uint64_t cpu_ns = 0;
+};
+
+/// The Prometheus text exposition format (version 0.0.4): HELP and TYPE lines, `_total`
+/// counters, every label combination present (zeros included) so a series never appears late.
+std::string render_prometheus(const Totals& t);
+/// `/server-status?auto` lines, each starting with "MultiCompress".
+std::string render_status_auto(const Totals& t);
+/// The HTML section of `/server-status`.
+std::string render_status_html(const Totals& t);
+
+const char* source_name(Source s);
+const char* why_name(Why w);
+const char* event_name(Event e);
+
+}  // namespace mc::metrics
