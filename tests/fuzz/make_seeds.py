@@ -296,7 +296,7 @@ def roundtrip_seeds():
     return seeds
 
 
-KINDS = ["raw", "valid", "damaged", "truncated", "trailing"]
+KINDS = ["raw", "valid", "damaged", "truncated", "trailing", "members"]
 
 
 def external_compress(coding, data):
@@ -313,9 +313,12 @@ def external_compress(coding, data):
 
 
 def decoder_seed(coding, kind, unit, repeat=1, max_output=0, ratio=0, burst=3, sink_chunk=16384,
-                 varying=False, writes=(), trailing=b"\x00"):
+                 varying=False, writes=(), trailing=b"\x00", members=(), last_skippable=None):
     """Lays out an input for fuzz_decoder.cc. `writes` (piece lengths) only for kind "raw",
-    where the stream is `unit` itself; the other kinds feed their stream in one piece."""
+    where the stream is `unit` itself; the other kinds feed their stream in one piece. For kind
+    "members": `members` is a list of (skippable payload or None before it, body bytes; the last
+    member takes the rest), `last_skippable` a payload after them (skippable frames: zstd only);
+    the stream is not cut."""
     p = Provider()
     p.pick(CODINGS, coding)
     p.boolean(max_output == 0)
@@ -335,6 +338,29 @@ def decoder_seed(coding, kind, unit, repeat=1, max_output=0, ratio=0, burst=3, s
         after.integral(0, 255, trailing[0])
         after.integral(0, 16, len(trailing) - 1)
         front_after = trailing[1:]
+    if kind == "members":
+        body_len = len(unit) * (min(repeat, (1 << 20) // len(unit)) if unit else 1)
+        after.integral(1, 4, len(members))
+
+        def skippable(payload):
+            nonlocal front_after
+            if coding != "zstd":
+                assert payload is None
+                return
+            after.boolean(payload is not None)
+            if payload is not None:
+                after.integral(0, 255, 7, type_bits=8)
+                after.integral(0, 64, len(payload))
+                front_after += payload
+
+        done = 0
+        for i, (sk, length) in enumerate(members):
+            skippable(sk)
+            if i + 1 < len(members):
+                after.integral(0, body_len - done, length)
+                done += length
+        skippable(last_skippable)
+        after.boolean(False)  # not cut
     pos = 0
     for length in writes:
         assert kind == "raw"
@@ -367,6 +393,20 @@ def decoder_seeds():
         "gzip-trailing": decoder_seed("gzip", "trailing", html, trailing=b"\x1f\x8b"),
         "br-truncated-raw": decoder_seed("br", "raw", b"\x1b\x03\x00\xf8"),
         "garbage": decoder_seed("zstd", "raw", b"not compressed at all"),
+        # Several gzip members / zstd frames with skippable frames (RFC 1952 2.2, RFC 8878 3.1).
+        "gzip-members": decoder_seed("gzip", "members", html, repeat=3,
+                                     members=[(None, 1000), (None, 0), (None, 0)]),
+        "zstd-frames-skippable": decoder_seed("zstd", "members", html, repeat=2,
+                                              members=[(b"meta", 2000), (b"", 0)],
+                                              last_skippable=b"end"),
+        "zstd-only-skippable": decoder_seed("zstd", "members", b"", members=[(b"x", 0)],
+                                            last_skippable=b""),
+        "zstd-raw-only-skippable": decoder_seed(
+            "zstd", "raw", b"\x50\x2a\x4d\x18\x02\x00\x00\x00hi\x5f\x2a\x4d\x18\x00\x00\x00\x00",
+            writes=[3, 0, 9]),
+        "br-two-streams": decoder_seed("br", "members", html, members=[(None, 100), (None, 0)]),
+        "deflate-two-streams": decoder_seed("deflate", "members", html,
+                                            members=[(None, 100), (None, 0)]),
     }
     for coding in CODINGS:
         stream = external_compress(coding, html)
@@ -376,6 +416,14 @@ def decoder_seeds():
         writes = [0] * 20 + [1] + [0] * 20 + [min(10, len(stream) - 1)] + [0] * 20
         seeds[f"{coding}-reference-empty-pieces"] = decoder_seed(coding, "raw", stream,
                                                                   writes=writes)
+        if coding in ("gzip", "zstd"):
+            # Reference streams concatenated (`cat a.gz b.gz`), zstd with a skippable frame
+            # between, fed in pieces.
+            sep = b"\x5a\x2a\x4d\x18\x03\x00\x00\x00abc" if coding == "zstd" else b""
+            both = stream + sep + external_compress(coding, b"second member\n")
+            writes = [1, 0, len(stream) - 1, 1, 2, 0, 3]
+            seeds[f"{coding}-reference-members"] = decoder_seed(coding, "raw", both,
+                                                                writes=writes)
     return seeds
 
 

@@ -19,7 +19,13 @@ Status Decoder::write(std::span<const std::byte> in, Sink& out) {
     // made no progress over multiple calls"), so empty buckets must not reach it (fuzz_decoder).
     if (in.empty()) return Status::ok();
     while (!in.empty() || !finished_) {
-        if (finished_) return {Code::kCorrupt, "data after the end of the compressed stream"};
+        if (finished_) {
+            // More input after a member or frame: another one, where the format has them.
+            if (!next_member()) {
+                return {Code::kCorrupt, "data after the end of the compressed stream"};
+            }
+            finished_ = false;
+        }
         const std::span<std::byte> space = out.reserve();
         const std::span<std::byte> step_out = space.first(std::min(space.size(), kDecodeStep));
         const std::size_t before = in.size();
@@ -92,6 +98,10 @@ protected:
         if (rc == Z_MEM_ERROR) return {Code::kOutOfMemory, "zlib: out of memory"};
         return {Code::kCorrupt, "invalid gzip/deflate data"};
     }
+    // gzip: members may follow one another (RFC 1952 section 2.2), each with its own header,
+    // CRC and size; what follows a member must be a whole one (zlib checks its magic), not
+    // padding. The zlib format is one stream.
+    bool next_member() override { return gzip_ && inflateReset(&zs_) == Z_OK; }
 
 private:
     z_stream zs_{};
@@ -156,10 +166,13 @@ protected:
         produced = output.pos;
         in = in.subspan(input.pos);
         if (ZSTD_isError(rc)) return {Code::kCorrupt, ZSTD_getErrorName(rc)};
-        // rc == 0: a frame is complete. One frame per body (a second one is "data after end").
+        // rc == 0: a frame (or a skippable frame) is complete; libzstd starts the next one with
+        // the next input.
         ended = rc == 0;
         return Status::ok();
     }
+    // Frames may follow one another, skippable frames among them (RFC 8878 section 3.1).
+    bool next_member() override { return true; }
 
 private:
     std::unique_ptr<ZSTD_DCtx, ZstdDCtxDeleter> dctx_;

@@ -23,6 +23,10 @@ struct InflateLimits {
 /// A streaming decoder that enforces InflateLimits while it decodes, so a decompression bomb is
 /// stopped after a bounded amount of output: the limits are checked after every step of at most
 /// kDecodeStep bytes, so at most one step past max_output reaches the sink before write() fails.
+///
+/// A body may hold several units where the format allows it: gzip members one after the other
+/// (RFC 1952 section 2.2) and zstd frames, skippable frames included (RFC 8878 section 3.1); the
+/// limits count the whole body. deflate (the zlib format, RFC 1950) and brotli are one stream.
 class Decoder {
 public:
     /// Output is produced and checked in steps of this many bytes.
@@ -34,9 +38,11 @@ public:
     virtual ~Decoder();
 
     /// Decodes `in` into `out`. Returns kLimitExceeded when a limit is crossed, kCorrupt for
-    /// invalid input (including data after the end of the stream).
+    /// invalid input (including data after the end of a stream that cannot hold another member
+    /// or frame, and data after a gzip member or zstd frame that does not start another one).
     Status write(std::span<const std::byte> in, Sink& out);
-    /// Whether the encoded stream ended properly (a body that stops earlier is truncated).
+    /// Whether the body so far ends where a stream, member or frame ends (a body that stops
+    /// anywhere else is truncated).
     [[nodiscard]] bool finished() const { return finished_; }
     [[nodiscard]] std::uint64_t total_in() const { return total_in_; }
     [[nodiscard]] std::uint64_t total_out() const { return total_out_; }
@@ -46,6 +52,9 @@ protected:
     /// Sets `produced`, and `ended` when the stream's end was reached.
     virtual Status step(std::span<const std::byte>& in, std::span<std::byte> out,
                         std::size_t& produced, bool& ended) = 0;
+    /// After the end of a member or frame, with more input: whether another one may follow
+    /// (then the decoder is ready for it). The default: one stream per body.
+    virtual bool next_member() { return false; }
 
 private:
     Status check_limits();
