@@ -9,7 +9,9 @@
 #include "mc_config.h"
 #include "mc_filter.h"
 #include "mc_conflicts.h"
+#include "mc_counters.h"
 #include "mc_inflate.h"
+#include "mc_metrics.h"
 #include "mc_static.h"
 
 namespace {
@@ -28,6 +30,11 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     ap_hook_post_config(mc::httpd::cache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::cache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::filter_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(mc::httpd::counters_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(mc::httpd::counters_child_init, nullptr, nullptr, APR_HOOK_FIRST);
+    ap_hook_handler(mc::httpd::metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_log_transaction(mc::httpd::count_response, nullptr, nullptr, APR_HOOK_MIDDLE);
+    mc::httpd::register_status_hook();
     ap_hook_check_config(mc::httpd::refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
 }
 

@@ -410,6 +410,20 @@ class HttpdServer:
     def child_pids(self) -> list[int]:
         return children_of(self.pid) if self.pid else []
 
+    def graceful(self, timeout: float = 15.0) -> None:
+        """`-k graceful` (SIGUSR1 to the parent): a new generation of children with the
+        configuration read again; returns once a child that was not there before answers."""
+        old = set(self.child_pids())
+        p = subprocess.run(self.cmd("-k", "graceful"), capture_output=True, text=True,
+                           env=clean_env(), timeout=60, check=False)
+        assert p.returncode == 0, p.stdout + p.stderr
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if set(self.child_pids()) - old and self.is_live():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"no new generation of children after graceful ({self.gen})")
+
     def stop(self) -> None:
         """SIGTERM to the parent from the PidFile, wait, SIGKILL what is left."""
         if not self.running:

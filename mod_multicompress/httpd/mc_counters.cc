@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared counters: an anonymous shared mapping made once per server, blocks claimed per child.
+#include "mc_counters.h"
+
+#include <ap_mpm.h>
+#include <apr_shm.h>
+#include <apr_strings.h>
+#include <http_log.h>
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "mc_log.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+constexpr const char* kUserdataKey = "mc::httpd::counters";
+constexpr std::uint64_t kMagic = 0x4d43434e54310001ULL;  // "MCCNT1", layout version 1
+constexpr std::size_t kMaxLanes = 8;
+
+// Each word is written with a relaxed atomic add and read with a relaxed load: counts are
+// monotonic totals, no other memory is published through them.
+struct SegmentHeader {
+    std::uint64_t magic;
+    std::uint32_t blocks;
+    std::uint32_t lanes;
+    std::uint32_t words;
+    std::uint32_t block_words;  ///< words per block, owner word and padding included
+};
+// A block: word 0 is the owning pid, words 8.. are lanes x metrics::kWords counters.
+constexpr std::size_t kBlockHeadWords = 8;  // one cache line
+
+struct Segment {
+    SegmentHeader* header = nullptr;
+    std::uint64_t* blocks = nullptr;
+};
+
+// Set in post_config (single-threaded) and read-only afterwards; the mapping itself lives in
+// the process pool and survives graceful restarts.
+Segment g_segment;
+// This child's block, claimed in child_init; read-only afterwards.
+std::uint64_t* g_block = nullptr;
+std::atomic<unsigned> g_next_lane{0};
+
+std::uint64_t load(const std::uint64_t& w) {
+    return std::atomic_ref<const std::uint64_t>(w).load(std::memory_order_relaxed);
+}
+
+std::uint64_t* block_at(const Segment& seg, std::size_t i) {
+    return seg.blocks + i * seg.header->block_words;
+}
+
+bool process_gone(std::int64_t pid) {
+    return pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+int mpm_limit(int query, int fallback) {
+    int v = 0;
+    return ap_mpm_query(query, &v) == APR_SUCCESS && v > 0 ? v : fallback;
+}
+
+apr_status_t make_segment(server_rec* s, Segment& out) {
+    // Every child a scoreboard can hold, twice over for a graceful restart's overlap of
+    // generations; more children than that share the last block (still exact: atomic adds).
+    const auto daemons = static_cast<std::uint32_t>(mpm_limit(AP_MPMQ_HARD_LIMIT_DAEMONS, 16));
+    const auto threads = static_cast<std::uint32_t>(mpm_limit(AP_MPMQ_HARD_LIMIT_THREADS, 1));
+    const std::uint32_t blocks = std::clamp<std::uint32_t>(2 * daemons, 2, 65536);
+    const std::uint32_t lanes = std::clamp<std::uint32_t>(threads, 1, kMaxLanes);
+    const std::size_t counters = std::size_t{lanes} * metrics::kWords;
+    const auto block_words =
+        static_cast<std::uint32_t>(kBlockHeadWords + (counters + 7) / 8 * 8);  // cache lines
+    const std::size_t bytes =
+        sizeof(SegmentHeader) + 64 + std::size_t{blocks} * block_words * sizeof(std::uint64_t);
+    apr_shm_t* shm = nullptr;
+    // Anonymous: no file to clean up, inherited by every child.
+    const apr_status_t rv = apr_shm_create(&shm, bytes, nullptr, s->process->pool);
+    if (rv != APR_SUCCESS) return rv;
+    auto* base = static_cast<char*>(apr_shm_baseaddr_get(shm));
+    std::memset(base, 0, bytes);
+    out.header = reinterpret_cast<SegmentHeader*>(base);
+    *out.header = SegmentHeader{kMagic, blocks, lanes, static_cast<std::uint32_t>(metrics::kWords),
+                                block_words};
+    out.blocks = reinterpret_cast<std::uint64_t*>(base + 64);
+    return APR_SUCCESS;
+}
+
+}  // namespace
+
+int counters_post_config(apr_pool_t* /*pconf*/, apr_pool_t* /*plog*/, apr_pool_t* /*ptemp*/,
+                         server_rec* s) noexcept {
+    try {
+        void* data = nullptr;
+        apr_pool_userdata_get(&data, kUserdataKey, s->process->pool);
+        if (data == nullptr) {
+            auto* seg = static_cast<Segment*>(apr_pcalloc(s->process->pool, sizeof(Segment)));
+            if (const apr_status_t rv = make_segment(s, *seg); rv != APR_SUCCESS) {
+                // Counters are an observation aid: the server runs without them.
+                ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                             MC_LOGNO(00200) "cannot create the shared counters; "
+                             "/server-status and multicompress-metrics will show zeros");
+                return OK;
+            }
+            apr_pool_userdata_set(seg, kUserdataKey, apr_pool_cleanup_null, s->process->pool);
+            data = seg;
+        }
+        const auto* seg = static_cast<const Segment*>(data);
+        if (seg->header != nullptr && seg->header->magic == kMagic &&
+            seg->header->words == metrics::kWords) {
+            g_segment = *seg;
+        }
+    } catch (...) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, MC_LOGNO(00201) "counters: post_config failed");
+    }
+    return OK;
+}
+
+void counters_child_init(apr_pool_t* /*pchild*/, server_rec* /*s*/) noexcept {
+    if (g_segment.header == nullptr) return;
+    const std::int64_t me = getpid();
+    const std::uint32_t n = g_segment.header->blocks;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::atomic_ref<std::uint64_t> owner(block_at(g_segment, i)[0]);
+        auto seen = owner.load(std::memory_order_relaxed);
+        const auto pid = static_cast<std::int64_t>(seen);
+        if (seen != 0 && !process_gone(pid)) continue;
+        if (owner.compare_exchange_strong(seen, static_cast<std::uint64_t>(me))) {
+            g_block = block_at(g_segment, i);
+            return;
+        }
+    }
+    g_block = block_at(g_segment, n - 1);  // all taken: share the last one
+}
+
+void count(std::size_t word, std::uint64_t n) noexcept {
+    if (g_block == nullptr || word >= metrics::kWords || n == 0) return;
+    thread_local const unsigned lane =
+        g_next_lane.fetch_add(1, std::memory_order_relaxed) % g_segment.header->lanes;
+    std::uint64_t* w = g_block + kBlockHeadWords + std::size_t{lane} * metrics::kWords + word;
+    std::atomic_ref<std::uint64_t>(*w).fetch_add(n, std::memory_order_relaxed);
+}
+
+metrics::Totals counters_total() noexcept {
+    metrics::Totals t{};
+    if (g_segment.header == nullptr) return t;
+    const SegmentHeader& h = *g_segment.header;
+    for (std::uint32_t b = 0; b < h.blocks; ++b) {
+        const std::uint64_t* lanes = block_at(g_segment, b) + kBlockHeadWords;
+        for (std::uint32_t l = 0; l < h.lanes; ++l) {
+            for (std::size_t w = 0; w < metrics::kWords; ++w) {
+                t[w] += load(lanes[std::size_t{l} * metrics::kWords + w]);
+            }
+        }
+    }
+    return t;
+}
+
+namespace {
+constexpr const char* kFactsKey = "mc::httpd::response-facts";
+}
+
+void set_response_facts(request_rec* r, const metrics::ResponseFacts& facts) {
+    void* data = nullptr;
+    apr_pool_userdata_get(&data, kFactsKey, r->pool);
+    auto* f = static_cast<metrics::ResponseFacts*>(data);
+    if (f == nullptr) {
+        f = static_cast<metrics::ResponseFacts*>(apr_palloc(r->pool, sizeof *f));
+        apr_pool_userdata_setn(f, kFactsKey, apr_pool_cleanup_null, r->pool);
+    }
+    *f = facts;
+}
+
+bool has_response_facts(const request_rec* r) {
+    void* data = nullptr;
+    apr_pool_userdata_get(&data, kFactsKey, r->pool);
+    return data != nullptr;
+}
+
+int count_response(request_rec* r) noexcept {
+    // The final request of an internal redirect chain (as mod_log_config logs it); its pool is
+    // the original's, so facts set anywhere in the chain are found.
+    if (r->main != nullptr) return DECLINED;
+    void* data = nullptr;
+    apr_pool_userdata_get(&data, kFactsKey, r->pool);
+    const auto* f = static_cast<const metrics::ResponseFacts*>(data);
+    if (f == nullptr) return DECLINED;
+    count(metrics::response_word(f->coding, f->source));
+    if (f->coding == Coding::kIdentity) {
+        count(metrics::why_word(f->why));
+    } else {
+        count(metrics::bytes_in_word(f->coding), f->bytes_in);
+        count(metrics::bytes_out_word(f->coding), f->bytes_out);
+        if (f->source == metrics::Source::kLive) {
+            count(metrics::live_bytes_in_word(f->coding), f->bytes_in);
+            count(metrics::cpu_ns_word(f->coding), f->cpu_ns);
+        }
+    }
+    return DECLINED;
+}
+
+std::uint64_t thread_cpu_ns() noexcept {
+    timespec ts{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace mc::httpd
