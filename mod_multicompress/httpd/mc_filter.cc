@@ -383,18 +383,34 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     return ctx;
 }
 
-void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
-               apr_off_t out) {
-    if (const char* n = cfg.note(mc::NoteKind::kInput)) {
-        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, in));
+// One module's Ratio/Input/Output notes. mod_deflate writes "-" for a zero input or output,
+// mod_brotli the number; both write the ratio as a whole percentage, "-" with no input.
+void set_size_notes(request_rec* r, const mc::Config& cfg, mc::NoteOwner owner, apr_off_t in,
+                    apr_off_t out) {
+    const bool dash_for_zero = owner == mc::NoteOwner::kDeflate;
+    const auto size = [&](apr_off_t n) {
+        return n == 0 && dash_for_zero ? "-" : apr_off_t_toa(r->pool, n);
+    };
+    if (const char* n = cfg.note(owner, mc::NoteKind::kInput))
+        apr_table_setn(r->notes, n, size(in));
+    if (const char* n = cfg.note(owner, mc::NoteKind::kOutput)) {
+        apr_table_setn(r->notes, n, size(out));
     }
-    if (const char* n = cfg.note(mc::NoteKind::kOutput)) {
-        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, out));
-    }
-    if (const char* n = cfg.note(mc::NoteKind::kRatio)) {
-        // As mod_deflate: output as a whole percentage of input ("-" with no input).
+    if (const char* n = cfg.note(owner, mc::NoteKind::kRatio)) {
         apr_table_setn(r->notes, n,
                        in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
+    }
+}
+
+// MultiCompressNote for every coding; DeflateFilterNote only for what mod_deflate would have
+// compressed (gzip, and our deflate), BrotliFilterNote only for br, as mod_brotli.
+void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
+               apr_off_t out) {
+    set_size_notes(r, cfg, mc::NoteOwner::kMultiCompress, in, out);
+    if (coding == mc::Coding::kGzip || coding == mc::Coding::kDeflate) {
+        set_size_notes(r, cfg, mc::NoteOwner::kDeflate, in, out);
+    } else if (coding == mc::Coding::kBrotli) {
+        set_size_notes(r, cfg, mc::NoteOwner::kBrotli, in, out);
     }
     if (const char* n = cfg.note(mc::NoteKind::kEncoding)) {
         apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(coding).data()));
