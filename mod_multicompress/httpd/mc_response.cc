@@ -27,22 +27,22 @@ int scan_for_token(void* data, const char* /*key*/, const char* value) {
     return 1;
 }
 
-bool tables_have_token(const request_rec* r, const char* header, const char* token) {
-    TokenScan scan{token, false};
-    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
-    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
-    return scan.found;
-}
-
 bool env_set(const request_rec* r, const char* name) {
     return apr_table_get(r->subprocess_env, name) != nullptr;
 }
 
 }  // namespace
 
+bool has_token(const request_rec* r, const char* header, const char* token) {
+    TokenScan scan{token, false};
+    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
+    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
+    return scan.found;
+}
+
 // Vary: Accept-Encoding, merged into what is there, never twice.
 void merge_vary(request_rec* r) {
-    if (!tables_have_token(r, "Vary", "Accept-Encoding")) {
+    if (!has_token(r, "Vary", "Accept-Encoding")) {
         apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
     }
 }
@@ -95,8 +95,14 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
                           apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
     v.request_has_range = apr_table_get(r->headers_in, "Range") != nullptr;
     const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
-    const char* scc = apr_table_get(r->headers_out, "Cache-Control");
-    if (scc == nullptr) scc = apr_table_get(r->err_headers_out, "Cache-Control");
+    // `Header always set Cache-Control ...` goes to err_headers_out, beside what the handler
+    // put in headers_out: both are sent, so both count. apr_table_get gives the first of
+    // several fields only; merge them all.
+    const char* scc = nullptr;
+    for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
+        const char* cc = apr_table_getm(r->pool, t, "Cache-Control");
+        if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
+    }
     v.request_cache_control = rcc != nullptr ? rcc : "";
     v.response_cache_control = scc != nullptr ? scc : "";
     v.body_length = whole_length;

@@ -31,6 +31,8 @@ struct RequestState {
 
 RequestState* request_state(request_rec* r, bool create);
 
+/// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
+bool has_token(const request_rec* r, const char* header, const char* token);
 /// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice.
 void merge_vary(request_rec* r);
 /// Every place httpd keeps a response's content coding, joined with ", ".
