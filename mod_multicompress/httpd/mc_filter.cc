@@ -352,9 +352,22 @@ void not_modified_headers(ap_filter_t* f, mc::CodingSet codings) {
     add_late_no_transform(f, cfg, view);
     const mc::Decision verdict = mc::decide(view, cfg, codings);
     if (verdict.vary) merge_vary(r);
-    if (verdict.coding != mc::Coding::kIdentity) alter_etag(r, verdict.coding, cfg.etag_value());
+    // The ETag the 200 would carry. Without its body a 304 cannot always tell whether the 200
+    // would be compressed (a backend's 304 has no Content-Type, the 200 might be already
+    // encoded): when the client holds the identity tag of this same base tag, that is the one
+    // it gets confirmed. Both name the current version, so this never confirms stale bytes.
+    mc::Coding coding = verdict.coding;
+    const char* etag = apr_table_get(r->headers_out, "ETag");
+    if (etag != nullptr && st->if_none_match != nullptr &&
+        cfg.etag_value() == mc::ETagMode::kAddSuffix &&
+        !mc::etag_in_list(st->if_none_match, mc::alter_etag(etag, coding, cfg.etag_value())) &&
+        mc::etag_in_list(st->if_none_match,
+                         mc::alter_etag(etag, mc::Coding::kIdentity, cfg.etag_value()))) {
+        coding = mc::Coding::kIdentity;
+    }
+    alter_etag(r, coding, cfg.etag_value());
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "304 Not Modified: headers as for %s",
-                  mc::coding_token(verdict.coding).data());
+                  mc::coding_token(coding).data());
 }
 
 // Whether the one-shot path may replace the streaming encoder for this body.
@@ -392,6 +405,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     const mc::Decision d = mc::decide(view, cfg, codings);
     if (d.vary) merge_vary(r);
     if (d.coding == mc::Coding::kIdentity) {
+        // Its own validator too (a no-op for a sidecar or cache hit, whose ETag is done).
+        alter_etag(r, mc::Coding::kIdentity, cfg.etag_value());
         // A sidecar or cache hit passes through here already encoded: keep its source.
         if (apr_table_get(r->subprocess_env, "MULTICOMPRESS_SOURCE") == nullptr) {
             set_source(r, cfg, "identity");
@@ -693,16 +708,36 @@ apr_status_t guarded_run(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     return APR_EGENERAL;
 }
 
+// Every coding of ours that a harness could dispatch to, whatever the content type.
+mc::CodingSet codings_in_harness(const ap_filter_rec_t* frec) {
+    mc::CodingSet all;
+    for (auto* p = reinterpret_cast<const ModFilterProvider*>(frec->providers); p != nullptr;
+         p = p->next) {
+        all = all | codings_of(p->frec);
+    }
+    return all;
+}
+
+// After our compressing filters and mod_headers: a 304 gets the Vary and ETag of its 200; any
+// other response whose ETag no filter of ours handled (mod_filter did not dispatch to us) gets
+// its identity validator, so that no tag that ends in one of our suffixes leaves unescaped.
 apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     try {
         request_rec* r = f->r;
-        if (r->status == HTTP_NOT_MODIFIED) {
-            if (const RequestState* st = request_state(r, false)) {
+        if (const RequestState* st = request_state(r, false); st != nullptr) {
+            if (r->status == HTTP_NOT_MODIFIED) {
                 mc::CodingSet codings = st->codings;
+                mc::CodingSet possible = st->codings;
                 for (std::size_t i = 0; i < st->n_harnesses; ++i) {
                     codings = codings | codings_via_harness(r, st->harnesses[i]);
+                    possible = possible | codings_in_harness(st->harnesses[i]);
                 }
+                // A proxied 304 has no Content-Type to pick a provider by: decide as the
+                // harness's providers could.
+                if (codings.empty() && r->content_type == nullptr) codings = possible;
                 if (!codings.empty()) not_modified_headers(f, codings);
+            } else if (!st->etag_done) {
+                alter_etag(r, mc::Coding::kIdentity, dir_config(r).etag_value());
             }
         }
     } catch (...) {
@@ -763,6 +798,40 @@ void register_output_filters() {
                                              AP_FTYPE_CONTENT_SET);
 }
 
+namespace {
+
+// If-None-Match as the handler or backend must see it (httpd bug 45023: it compares with its
+// own ETag, without our suffixes). Each tag loses exactly the suffix alter_etag added, so a
+// stripped tag is exactly the backend's tag of that representation. A tag for a coding this
+// request will not get is left out: the 304 must carry the tag of the 200 it stands for
+// (RFC 9110 §15.4.5), and that is not the client's. `possible`: our codings on the response.
+void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possible) {
+    const mc::Config& cfg = dir_config(r);
+    const char* inm = apr_table_get(r->headers_in, "If-None-Match");
+    if (inm == nullptr || cfg.etag_value() != mc::ETagMode::kAddSuffix) return;
+    if (st->if_none_match == nullptr) st->if_none_match = inm;
+    // The coding this request would get, from the request alone (the response may still turn
+    // out identity: its tag is always kept).
+    mc::ResponseView view = view_of(r, "", -1);
+    view.status = HTTP_OK;
+    view.content_type = "";
+    view.response_cache_control = "";
+    view.env_gzip_only_text_html = false;
+    const mc::Coding likely = mc::decide(view, cfg, possible).coding;
+    const std::string rewritten =
+        mc::rewrite_if_none_match(inm, mc::CodingSet{mc::Coding::kIdentity, likely});
+    if (rewritten == inm) return;
+    if (rewritten.empty()) {
+        apr_table_unset(r->headers_in, "If-None-Match");
+    } else {
+        apr_table_set(r->headers_in, "If-None-Match", rewritten.c_str());
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "If-None-Match: '%s' -> '%s'", inm,
+                  rewritten.c_str());
+}
+
+}  // namespace
+
 void remember_filters(request_rec* r) noexcept {
     // The default handler sends its 304 through the chain, but mod_filter's harness (which runs
     // AddOutputFilterByType) passes non-200 responses by untouched. So remember which of our
@@ -789,6 +858,11 @@ void remember_filters(request_rec* r) noexcept {
         st->harnesses = harnesses;
         st->n_harnesses = n_harnesses;
         ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
+        mc::CodingSet possible = on_response;
+        for (std::size_t i = 0; i < n_harnesses; ++i) {
+            possible = possible | codings_in_harness(harnesses[i]);
+        }
+        rewrite_if_none_match(r, st, possible);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00007) "insert_filter failed");
     }
@@ -802,15 +876,13 @@ void reinsert_for_304(request_rec* r) noexcept {
 }
 
 int strip_conditional_suffixes(request_rec* r) noexcept {
+    // Only remembers the request's If-None-Match here (mod_cache's quick handler, which ran
+    // before, may have put its stored validator there); remember_filters rewrites it once it
+    // knows that our filters are on the response.
     try {
-        const char* inm = apr_table_get(r->headers_in, "If-None-Match");
-        if (inm == nullptr || dir_config(r).etag_value() != mc::ETagMode::kAddSuffix)
-            return DECLINED;
-        const std::string stripped = mc::strip_etag_suffixes(inm);
-        if (stripped != inm) {
-            apr_table_set(r->headers_in, "If-None-Match", stripped.c_str());
-            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "If-None-Match: '%s' -> '%s'", inm,
-                          stripped.c_str());
+        if (r->main != nullptr) return DECLINED;
+        if (const char* inm = apr_table_get(r->headers_in, "If-None-Match")) {
+            request_state(r, true)->if_none_match = inm;
         }
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00006) "fixups failed");

@@ -63,12 +63,26 @@ std::string content_encoding_of(const request_rec* r) {
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
     const char* etag = apr_table_get(r->headers_out, "ETag");
     if (etag == nullptr) return;
-    if (mode == mc::ETagMode::kRemove) {
+    RequestState* st = request_state(r, true);
+    if (st->etag_done) return;
+    st->etag_done = true;
+    if (mode == mc::ETagMode::kRemove && coding != mc::Coding::kIdentity) {
         apr_table_unset(r->headers_out, "ETag");
         return;
     }
+    if (coding == mc::Coding::kIdentity && mode == mc::ETagMode::kAddSuffix) {
+        // Already encoded by the handler or backend, with a tag in our form for that coding
+        // (a backend with mod_deflate or ours: "v1-gzip" for gzip): it means what our own tag
+        // for that coding would mean, and stripping it gives the base tag. Keep it.
+        mc::Coding encoded{};
+        const std::string ce = content_encoding_of(r);
+        if (mc::parse_encoding(mc::trim_ows(ce), encoded).is_ok() &&
+            mc::etag_coding(etag) == encoded) {
+            return;
+        }
+    }
     const std::string altered = mc::alter_etag(etag, coding, mode);
-    apr_table_set(r->headers_out, "ETag", altered.c_str());
+    if (altered != etag) apr_table_set(r->headers_out, "ETag", altered.c_str());
 }
 
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
