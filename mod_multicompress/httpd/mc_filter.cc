@@ -349,6 +349,8 @@ void not_modified_headers(ap_filter_t* f, mc::CodingSet codings) {
     const std::string encoding = content_encoding_of(r);
     mc::ResponseView view = view_of(r, encoding, -1);
     view.status = HTTP_OK;
+    // "Content-Length: 0" on a 304 (some backends send it) is not the length of the 200.
+    if (view.body_length == 0) view.body_length = -1;
     add_late_no_transform(f, cfg, view);
     const mc::Decision verdict = mc::decide(view, cfg, codings);
     if (verdict.vary) merge_vary(r);
