@@ -151,11 +151,29 @@ const char* set_note(cmd_parms* cmd, void* mconfig, const char* kind, const char
     });
 }
 
+// cmd_data of DeflateFilterNote and BrotliFilterNote: which module's notes a line sets.
+char g_deflate_notes = 0;
+char g_brotli_notes = 0;
+void* const kDeflateNotes = &g_deflate_notes;
+void* const kBrotliNotes = &g_brotli_notes;
+
 // DeflateFilterNote / BrotliFilterNote: "[Input|Output|Ratio] name"; a bare name is the ratio.
+// Each keeps its own names (cmd->info), set only for its module's codings (see set_notes).
 const char* set_compat_note(cmd_parms* cmd, void* mconfig, const char* a1,
                             const char* a2) noexcept {
-    if (a2 == nullptr) return set_note(cmd, mconfig, "ratio", a1);
-    return set_note(cmd, mconfig, a1, a2);
+    return guarded(cmd, [&]() -> const char* {
+        const char* kind = a2 == nullptr ? "ratio" : a1;
+        const char* name = a2 == nullptr ? a1 : a2;
+        mc::NoteKind k{};
+        const mc::Status st = mc::parse_note_kind(kind, k);
+        if (!st.is_ok() || static_cast<std::size_t>(k) >= mc::kCompatNoteKinds) {
+            return fail(cmd, {mc::Code::kInvalidArgument, "expects Input, Output or Ratio"}, kind);
+        }
+        mc::Config& cfg = cfg_of(mconfig);
+        auto& names = cmd->info == kBrotliNotes ? cfg.brotli_notes : cfg.deflate_notes;
+        names[static_cast<std::size_t>(k)] = apr_pstrdup(cmd->pool, name);
+        return nullptr;
+    });
 }
 
 const char* set_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
@@ -360,7 +378,7 @@ const command_rec kCommands[] = {
      "zlib memLevel 1-9 (as mod_deflate)"},
     {"DeflateBufferSize", fn(deflate_buffer_size), nullptr, kWhere, TAKE1,
      "Output buffer size (as mod_deflate)"},
-    {"DeflateFilterNote", fn(set_compat_note), nullptr, kWhere, TAKE12,
+    {"DeflateFilterNote", fn(set_compat_note), kDeflateNotes, kWhere, TAKE12,
      "[Input|Output|Ratio] note name (as mod_deflate)"},
     {"DeflateAlterETag", fn(set_etag), nullptr, kWhere, TAKE1,
      "AddSuffix, NoChange or Remove (as mod_deflate)"},
@@ -377,7 +395,7 @@ const command_rec kCommands[] = {
      "br log2 window 10-24 (as mod_brotli)"},
     {"BrotliCompressionMaxInputBlock", fn(brotli_block), nullptr, kWhere, TAKE1,
      "br log2 input block 16-24 (as mod_brotli)"},
-    {"BrotliFilterNote", fn(set_compat_note), nullptr, kWhere, TAKE12,
+    {"BrotliFilterNote", fn(set_compat_note), kBrotliNotes, kWhere, TAKE12,
      "[Input|Output|Ratio] note name (as mod_brotli)"},
     {"BrotliAlterETag", fn(set_etag), nullptr, kWhere, TAKE1,
      "AddSuffix, NoChange or Remove (as mod_brotli)"},

@@ -44,6 +44,7 @@ constexpr apr_off_t kWholeBodyLimit = 4 * 1024 * 1024;
 
 // Set once in register_hooks, read-only afterwards.
 ap_filter_rec_t* g_not_modified_filter = nullptr;
+ap_filter_rec_t* g_probe_sink = nullptr;
 
 // A FILE bucket (the default handler's) is read by mapping the file (EnableMMAP): an mmap and a
 // munmap per response, and the munmap's TLB shootdown interrupts the other cores. For a small
@@ -279,9 +280,68 @@ apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
     return ap_pass_brigade(f->next, bb);
 }
 
+// The end of the chain while probing (see no_transform_downstream): swallows what it gets.
+apr_status_t out_probe_sink(ap_filter_t* /*f*/, apr_bucket_brigade* bb) noexcept {
+    apr_brigade_cleanup(bb);
+    return APR_SUCCESS;
+}
+
+// Whether a `Cache-Control: no-transform` will be in the response headers when the body
+// leaves, though it is not there yet. mod_headers applies `Header set` and `Header always set`
+// in its FIXUP_HEADERS_OUT filter, which its insert_filter hook (APR_HOOK_LAST) puts after ours:
+// same filter type, added later (add_any_filter_handle appends after filters of the same type).
+// So it runs only when we pass the first body on, after our decision. To know what it will do,
+// run it now on copies of the header tables and an empty brigade, with the chain cut right
+// behind it, then put the tables and the filter back: the real run still comes later, after
+// our header changes, so `Header edit ETag ...` and `Header append Vary ...` see them as with
+// mod_deflate. Returns true only for a no-transform that the probe shows.
+bool no_transform_downstream(ap_filter_t* f) {
+    request_rec* r = f->r;
+    ap_filter_t* prev = f;
+    for (ap_filter_t* g = f->next; g != nullptr && g->r == r && g->frec->ftype < AP_FTYPE_PROTOCOL;
+         prev = g, g = g->next) {
+        if (g->frec->name == nullptr || ap_cstr_casecmp(g->frec->name, "FIXUP_HEADERS_OUT") != 0 ||
+            g->frec->filter_func.out_func == nullptr) {
+            continue;
+        }
+        apr_table_t* const out = r->headers_out;
+        apr_table_t* const err = r->err_headers_out;
+        r->headers_out = apr_table_copy(r->pool, out);
+        r->err_headers_out = apr_table_copy(r->pool, err);
+        ap_filter_t sink{};
+        sink.frec = g_probe_sink;
+        sink.r = r;
+        sink.c = r->connection;
+        ap_filter_t* const next = g->next;
+        g->next = &sink;
+        apr_bucket_brigade* empty = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        (void)g->frec->filter_func.out_func(g, empty);
+        // It removed itself (prev->next now skips it): relink it where it was.
+        prev->next = g;
+        g->next = next;
+        const bool found = has_token(r, "Cache-Control", "no-transform");
+        r->headers_out = out;
+        r->err_headers_out = err;
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "mod_headers will %sset no-transform",
+                      found ? "" : "not ");
+        return found;
+    }
+    return false;
+}
+
+// The view, with a no-transform that a filter after ours will add (MultiCompressNoTransform
+// Honor only; Ignore never looks).
+void add_late_no_transform(ap_filter_t* f, const mc::Config& cfg, mc::ResponseView& view) {
+    if (!cfg.honor_no_transform() ||
+        mc::list_has_token(view.response_cache_control, "no-transform"))
+        return;
+    if (no_transform_downstream(f)) view.response_cache_control = "no-transform";
+}
+
 // A 304 carries the Vary and ETag that the 200 would (RFC 9110 §15.4.5): decide as if it were
 // that 200, change only headers. Done once per request, whichever filter gets there first.
-void not_modified_headers(request_rec* r, mc::CodingSet codings) {
+void not_modified_headers(ap_filter_t* f, mc::CodingSet codings) {
+    request_rec* r = f->r;
     RequestState* st = request_state(r, true);
     if (st->not_modified_done) return;
     st->not_modified_done = true;
@@ -289,11 +349,27 @@ void not_modified_headers(request_rec* r, mc::CodingSet codings) {
     const std::string encoding = content_encoding_of(r);
     mc::ResponseView view = view_of(r, encoding, -1);
     view.status = HTTP_OK;
+    // "Content-Length: 0" on a 304 (some backends send it) is not the length of the 200.
+    if (view.body_length == 0) view.body_length = -1;
+    add_late_no_transform(f, cfg, view);
     const mc::Decision verdict = mc::decide(view, cfg, codings);
     if (verdict.vary) merge_vary(r);
-    if (verdict.coding != mc::Coding::kIdentity) alter_etag(r, verdict.coding, cfg.etag_value());
+    // The ETag the 200 would carry. Without its body a 304 cannot always tell whether the 200
+    // would be compressed (a backend's 304 has no Content-Type, the 200 might be already
+    // encoded): when the client holds the identity tag of this same base tag, that is the one
+    // it gets confirmed. Both name the current version, so this never confirms stale bytes.
+    mc::Coding coding = verdict.coding;
+    const char* etag = apr_table_get(r->headers_out, "ETag");
+    if (etag != nullptr && st->if_none_match != nullptr &&
+        cfg.etag_value() == mc::ETagMode::kAddSuffix &&
+        !mc::etag_in_list(st->if_none_match, mc::alter_etag(etag, coding, cfg.etag_value())) &&
+        mc::etag_in_list(st->if_none_match,
+                         mc::alter_etag(etag, mc::Coding::kIdentity, cfg.etag_value()))) {
+        coding = mc::Coding::kIdentity;
+    }
+    alter_etag(r, coding, cfg.etag_value());
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "304 Not Modified: headers as for %s",
-                  mc::coding_token(verdict.coding).data());
+                  mc::coding_token(coding).data());
 }
 
 // Whether the one-shot path may replace the streaming encoder for this body.
@@ -323,13 +399,16 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     mc::ResponseView view = view_of(r, encoding, whole);
 
     if (r->status == HTTP_NOT_MODIFIED) {
-        not_modified_headers(r, codings);
+        not_modified_headers(f, codings);
         return nullptr;
     }
 
+    add_late_no_transform(f, cfg, view);
     const mc::Decision d = mc::decide(view, cfg, codings);
     if (d.vary) merge_vary(r);
     if (d.coding == mc::Coding::kIdentity) {
+        // Its own validator too (a no-op for a sidecar or cache hit, whose ETag is done).
+        alter_etag(r, mc::Coding::kIdentity, cfg.etag_value());
         // A sidecar or cache hit passes through here already encoded: keep its source.
         if (apr_table_get(r->subprocess_env, "MULTICOMPRESS_SOURCE") == nullptr) {
             set_source(r, cfg, "identity");
@@ -383,18 +462,34 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     return ctx;
 }
 
-void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
-               apr_off_t out) {
-    if (const char* n = cfg.note(mc::NoteKind::kInput)) {
-        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, in));
+// One module's Ratio/Input/Output notes. mod_deflate writes "-" for a zero input or output,
+// mod_brotli the number; both write the ratio as a whole percentage, "-" with no input.
+void set_size_notes(request_rec* r, const mc::Config& cfg, mc::NoteOwner owner, apr_off_t in,
+                    apr_off_t out) {
+    const bool dash_for_zero = owner == mc::NoteOwner::kDeflate;
+    const auto size = [&](apr_off_t n) {
+        return n == 0 && dash_for_zero ? "-" : apr_off_t_toa(r->pool, n);
+    };
+    if (const char* n = cfg.note(owner, mc::NoteKind::kInput))
+        apr_table_setn(r->notes, n, size(in));
+    if (const char* n = cfg.note(owner, mc::NoteKind::kOutput)) {
+        apr_table_setn(r->notes, n, size(out));
     }
-    if (const char* n = cfg.note(mc::NoteKind::kOutput)) {
-        apr_table_setn(r->notes, n, apr_off_t_toa(r->pool, out));
-    }
-    if (const char* n = cfg.note(mc::NoteKind::kRatio)) {
-        // As mod_deflate: output as a whole percentage of input ("-" with no input).
+    if (const char* n = cfg.note(owner, mc::NoteKind::kRatio)) {
         apr_table_setn(r->notes, n,
                        in > 0 ? apr_itoa(r->pool, static_cast<int>(out * 100 / in)) : "-");
+    }
+}
+
+// MultiCompressNote for every coding; DeflateFilterNote only for what mod_deflate would have
+// compressed (gzip, and our deflate), BrotliFilterNote only for br, as mod_brotli.
+void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
+               apr_off_t out) {
+    set_size_notes(r, cfg, mc::NoteOwner::kMultiCompress, in, out);
+    if (coding == mc::Coding::kGzip || coding == mc::Coding::kDeflate) {
+        set_size_notes(r, cfg, mc::NoteOwner::kDeflate, in, out);
+    } else if (coding == mc::Coding::kBrotli) {
+        set_size_notes(r, cfg, mc::NoteOwner::kBrotli, in, out);
     }
     if (const char* n = cfg.note(mc::NoteKind::kEncoding)) {
         apr_table_setn(r->notes, n, apr_pstrdup(r->pool, mc::coding_token(coding).data()));
@@ -615,16 +710,36 @@ apr_status_t guarded_run(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     return APR_EGENERAL;
 }
 
+// Every coding of ours that a harness could dispatch to, whatever the content type.
+mc::CodingSet codings_in_harness(const ap_filter_rec_t* frec) {
+    mc::CodingSet all;
+    for (auto* p = reinterpret_cast<const ModFilterProvider*>(frec->providers); p != nullptr;
+         p = p->next) {
+        all = all | codings_of(p->frec);
+    }
+    return all;
+}
+
+// After our compressing filters and mod_headers: a 304 gets the Vary and ETag of its 200; any
+// other response whose ETag no filter of ours handled (mod_filter did not dispatch to us) gets
+// its identity validator, so that no tag that ends in one of our suffixes leaves unescaped.
 apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
     try {
         request_rec* r = f->r;
-        if (r->status == HTTP_NOT_MODIFIED) {
-            if (const RequestState* st = request_state(r, false)) {
+        if (const RequestState* st = request_state(r, false); st != nullptr) {
+            if (r->status == HTTP_NOT_MODIFIED) {
                 mc::CodingSet codings = st->codings;
+                mc::CodingSet possible = st->codings;
                 for (std::size_t i = 0; i < st->n_harnesses; ++i) {
                     codings = codings | codings_via_harness(r, st->harnesses[i]);
+                    possible = possible | codings_in_harness(st->harnesses[i]);
                 }
-                if (!codings.empty()) not_modified_headers(r, codings);
+                // A proxied 304 has no Content-Type to pick a provider by: decide as the
+                // harness's providers could.
+                if (codings.empty() && r->content_type == nullptr) codings = possible;
+                if (!codings.empty()) not_modified_headers(f, codings);
+            } else if (!st->etag_done) {
+                alter_etag(r, mc::Coding::kIdentity, dir_config(r).etag_value());
             }
         }
     } catch (...) {
@@ -680,7 +795,44 @@ void register_output_filters() {
     // Internal: fixes up the headers of a 304 (see remember_filters).
     g_not_modified_filter = ap_register_output_filter("MULTICOMPRESS_304", out_not_modified,
                                                       nullptr, AP_FTYPE_CONTENT_SET);
+    // Internal: never in a chain, only the end of one while probing (no_transform_downstream).
+    g_probe_sink = ap_register_output_filter("MULTICOMPRESS_PROBE_SINK", out_probe_sink, nullptr,
+                                             AP_FTYPE_CONTENT_SET);
 }
+
+namespace {
+
+// If-None-Match as the handler or backend must see it (httpd bug 45023: it compares with its
+// own ETag, without our suffixes). Each tag loses exactly the suffix alter_etag added, so a
+// stripped tag is exactly the backend's tag of that representation. A tag for a coding this
+// request will not get is left out: the 304 must carry the tag of the 200 it stands for
+// (RFC 9110 §15.4.5), and that is not the client's. `possible`: our codings on the response.
+void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possible) {
+    const mc::Config& cfg = dir_config(r);
+    const char* inm = apr_table_get(r->headers_in, "If-None-Match");
+    if (inm == nullptr || cfg.etag_value() != mc::ETagMode::kAddSuffix) return;
+    if (st->if_none_match == nullptr) st->if_none_match = inm;
+    // The coding this request would get, from the request alone (the response may still turn
+    // out identity: its tag is always kept).
+    mc::ResponseView view = view_of(r, "", -1);
+    view.status = HTTP_OK;
+    view.content_type = "";
+    view.response_cache_control = "";
+    view.env_gzip_only_text_html = false;
+    const mc::Coding likely = mc::decide(view, cfg, possible).coding;
+    const std::string rewritten =
+        mc::rewrite_if_none_match(inm, mc::CodingSet{mc::Coding::kIdentity, likely});
+    if (rewritten == inm) return;
+    if (rewritten.empty()) {
+        apr_table_unset(r->headers_in, "If-None-Match");
+    } else {
+        apr_table_set(r->headers_in, "If-None-Match", rewritten.c_str());
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "If-None-Match: '%s' -> '%s'", inm,
+                  rewritten.c_str());
+}
+
+}  // namespace
 
 void remember_filters(request_rec* r) noexcept {
     // The default handler sends its 304 through the chain, but mod_filter's harness (which runs
@@ -708,6 +860,11 @@ void remember_filters(request_rec* r) noexcept {
         st->harnesses = harnesses;
         st->n_harnesses = n_harnesses;
         ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
+        mc::CodingSet possible = on_response;
+        for (std::size_t i = 0; i < n_harnesses; ++i) {
+            possible = possible | codings_in_harness(harnesses[i]);
+        }
+        rewrite_if_none_match(r, st, possible);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00007) "insert_filter failed");
     }
@@ -721,15 +878,13 @@ void reinsert_for_304(request_rec* r) noexcept {
 }
 
 int strip_conditional_suffixes(request_rec* r) noexcept {
+    // Only remembers the request's If-None-Match here (mod_cache's quick handler, which ran
+    // before, may have put its stored validator there); remember_filters rewrites it once it
+    // knows that our filters are on the response.
     try {
-        const char* inm = apr_table_get(r->headers_in, "If-None-Match");
-        if (inm == nullptr || dir_config(r).etag_value() != mc::ETagMode::kAddSuffix)
-            return DECLINED;
-        const std::string stripped = mc::strip_etag_suffixes(inm);
-        if (stripped != inm) {
-            apr_table_set(r->headers_in, "If-None-Match", stripped.c_str());
-            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "If-None-Match: '%s' -> '%s'", inm,
-                          stripped.c_str());
+        if (r->main != nullptr) return DECLINED;
+        if (const char* inm = apr_table_get(r->headers_in, "If-None-Match")) {
+            request_state(r, true)->if_none_match = inm;
         }
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00006) "fixups failed");

@@ -27,18 +27,18 @@ int scan_for_token(void* data, const char* /*key*/, const char* value) {
     return 1;
 }
 
-bool tables_have_token(const request_rec* r, const char* header, const char* token) {
-    TokenScan scan{token, false};
-    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
-    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
-    return scan.found;
-}
-
 bool env_set(const request_rec* r, const char* name) {
     return apr_table_get(r->subprocess_env, name) != nullptr;
 }
 
 }  // namespace
+
+bool has_token(const request_rec* r, const char* header, const char* token) {
+    TokenScan scan{token, false};
+    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
+    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
+    return scan.found;
+}
 
 // Vary: Accept-Encoding, merged into what is there, never twice. Under MultiCompressCrossSite
 // Identity the coding also depends on Sec-Fetch-Site, so a shared cache must not hand a
@@ -47,7 +47,7 @@ bool env_set(const request_rec* r, const char* name) {
 void merge_vary(request_rec* r) {
     for (const char* token : {"Accept-Encoding", "Sec-Fetch-Site"}) {
         if (token[0] == 'S' && !dir_config(r).cross_site_identity()) break;
-        if (!tables_have_token(r, "Vary", token)) apr_table_mergen(r->headers_out, "Vary", token);
+        if (!has_token(r, "Vary", token)) apr_table_mergen(r->headers_out, "Vary", token);
     }
 }
 
@@ -67,12 +67,26 @@ std::string content_encoding_of(const request_rec* r) {
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
     const char* etag = apr_table_get(r->headers_out, "ETag");
     if (etag == nullptr) return;
-    if (mode == mc::ETagMode::kRemove) {
+    RequestState* st = request_state(r, true);
+    if (st->etag_done) return;
+    st->etag_done = true;
+    if (mode == mc::ETagMode::kRemove && coding != mc::Coding::kIdentity) {
         apr_table_unset(r->headers_out, "ETag");
         return;
     }
+    if (coding == mc::Coding::kIdentity && mode == mc::ETagMode::kAddSuffix) {
+        // Already encoded by the handler or backend, with a tag in our form for that coding
+        // (a backend with mod_deflate or ours: "v1-gzip" for gzip): it means what our own tag
+        // for that coding would mean, and stripping it gives the base tag. Keep it.
+        mc::Coding encoded{};
+        const std::string ce = content_encoding_of(r);
+        if (mc::parse_encoding(mc::trim_ows(ce), encoded).is_ok() &&
+            mc::etag_coding(etag) == encoded) {
+            return;
+        }
+    }
     const std::string altered = mc::alter_etag(etag, coding, mode);
-    apr_table_set(r->headers_out, "ETag", altered.c_str());
+    if (altered != etag) apr_table_set(r->headers_out, "ETag", altered.c_str());
 }
 
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
@@ -99,8 +113,14 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
                           apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
     v.request_has_range = apr_table_get(r->headers_in, "Range") != nullptr;
     const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
-    const char* scc = apr_table_get(r->headers_out, "Cache-Control");
-    if (scc == nullptr) scc = apr_table_get(r->err_headers_out, "Cache-Control");
+    // `Header always set Cache-Control ...` goes to err_headers_out, beside what the handler
+    // put in headers_out: both are sent, so both count. apr_table_get gives the first of
+    // several fields only; merge them all.
+    const char* scc = nullptr;
+    for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
+        const char* cc = apr_table_getm(r->pool, t, "Cache-Control");
+        if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
+    }
     v.request_cache_control = rcc != nullptr ? rcc : "";
     v.response_cache_control = scc != nullptr ? scc : "";
     v.body_length = whole_length;

@@ -24,18 +24,24 @@ struct RequestState {
     /// remember_filters in mc_filter.cc).
     std::array<const ap_filter_rec_t*, kMaxHarnesses> harnesses{};
     std::size_t n_harnesses = 0;
-    bool not_modified_done = false;   ///< the 304's Vary and ETag are set
+    bool not_modified_done = false;  ///< the 304's Vary and ETag are set
+    bool etag_done = false;          ///< the ETag is altered for this response (alter_etag)
+    /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
+    const char* if_none_match = nullptr;
     const char* cache_key = nullptr;  ///< set on a cache miss: the live response fills the entry
     mc::Coding cache_coding = mc::Coding::kIdentity;
 };
 
 RequestState* request_state(request_rec* r, bool create);
 
+/// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
+bool has_token(const request_rec* r, const char* header, const char* token);
 /// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice.
 void merge_vary(request_rec* r);
 /// Every place httpd keeps a response's content coding, joined with ", ".
 std::string content_encoding_of(const request_rec* r);
-/// Applies MultiCompressAlterETag to the response's ETag.
+/// Applies MultiCompressAlterETag to the response's ETag, once per response (a later call does
+/// nothing). kIdentity escapes a tag that ends in one of our suffixes (see mc::alter_etag).
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode);
 /// Content-Encoding set; Content-Length and digests removed; ETag altered.
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg);

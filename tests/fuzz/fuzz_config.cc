@@ -223,6 +223,14 @@ void check_merge(const mc::Config& base, const mc::Config& add, const mc::Config
     for (std::size_t i = 0; i < mc::kNoteKinds; ++i) {
         MC_FUZZ_CHECK(out.notes[i] == (add.notes[i] != nullptr ? add.notes[i] : base.notes[i]));
     }
+    for (std::size_t i = 0; i < mc::kCompatNoteKinds; ++i) {
+        MC_FUZZ_CHECK(
+            out.deflate_notes[i] ==
+            (add.deflate_notes[i] != nullptr ? add.deflate_notes[i] : base.deflate_notes[i]));
+        MC_FUZZ_CHECK(
+            out.brotli_notes[i] ==
+            (add.brotli_notes[i] != nullptr ? add.brotli_notes[i] : base.brotli_notes[i]));
+    }
     MC_FUZZ_CHECK(out.inflate_limit ==
                   (add.inflate_limit >= 0 ? add.inflate_limit : base.inflate_limit));
     MC_FUZZ_CHECK(out.inflate_ratio ==

@@ -372,6 +372,10 @@ TEST(ConfigDefaultsTest, EmptySectionGivesSpecDefaults) {
     EXPECT_TRUE(cfg.honor_no_transform());
     for (std::size_t k = 0; k < mc::kNoteKinds; ++k) {
         EXPECT_EQ(cfg.note(static_cast<NoteKind>(k)), nullptr);
+        for (const auto owner :
+             {mc::NoteOwner::kMultiCompress, mc::NoteOwner::kDeflate, mc::NoteOwner::kBrotli}) {
+            EXPECT_EQ(cfg.note(owner, static_cast<NoteKind>(k)), nullptr);
+        }
     }
     EXPECT_FALSE(cfg.static_on());
     EXPECT_FALSE(cfg.cache_on());
@@ -446,11 +450,11 @@ TEST(ConfigDefaultsTest, ParamsForCarriesSettings) {
 // ---- merge(): every field
 
 // Catches a new Config field that the merge tests (and merge itself) do not know about yet.
-static_assert(sizeof(Config) == 144,
+static_assert(sizeof(Config) == 192,
               "mc::Config changed: update merge() and fill_all()/expect_same()/all_fields() here");
 
 constexpr std::size_t kMaxNotes = 8;
-static_assert(mc::kNoteKinds <= kMaxNotes);
+static_assert(mc::kNoteKinds + 2 <= kMaxNotes);
 const char* const kNoteNames[2][kMaxNotes] = {{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"},
                                               {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"}};
 
@@ -474,6 +478,10 @@ Config fill_all(int variant) {
     c.etag = a ? ETagMode::kNoChange : ETagMode::kRemove;
     c.no_transform = a ? NoTransformMode::kIgnore : NoTransformMode::kHonor;
     for (std::size_t k = 0; k < mc::kNoteKinds; ++k) c.notes[k] = kNoteNames[a ? 0 : 1][k];
+    for (std::size_t k = 0; k < mc::kCompatNoteKinds; ++k) {
+        c.deflate_notes[k] = kNoteNames[a ? 0 : 1][mc::kNoteKinds];
+        c.brotli_notes[k] = kNoteNames[a ? 0 : 1][mc::kNoteKinds + 1];
+    }
     c.inflate_limit = a ? 0 : 1 << 20;
     c.inflate_ratio = a ? 10 : 300;
     c.inflate_burst = a ? 1 : 5;
@@ -496,6 +504,8 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.etag, want.etag);
     EXPECT_EQ(got.no_transform, want.no_transform);
     EXPECT_EQ(got.notes, want.notes);
+    EXPECT_EQ(got.deflate_notes, want.deflate_notes);
+    EXPECT_EQ(got.brotli_notes, want.brotli_notes);
     EXPECT_EQ(got.inflate_limit, want.inflate_limit);
     EXPECT_EQ(got.inflate_ratio, want.inflate_ratio);
     EXPECT_EQ(got.inflate_burst, want.inflate_burst);
@@ -546,6 +556,12 @@ std::vector<Field> all_fields() {
         f.push_back({"note." + std::to_string(k),
                      [k](Config& c, const Config& s) { c.notes[k] = s.notes[k]; }});
     }
+    for (std::size_t k = 0; k < mc::kCompatNoteKinds; ++k) {
+        f.push_back({"deflate_note." + std::to_string(k),
+                     [k](Config& c, const Config& s) { c.deflate_notes[k] = s.deflate_notes[k]; }});
+        f.push_back({"brotli_note." + std::to_string(k),
+                     [k](Config& c, const Config& s) { c.brotli_notes[k] = s.brotli_notes[k]; }});
+    }
     return f;
 }
 
@@ -568,6 +584,26 @@ TEST(MergeTest, ChildOverridesEverySetField) {
     const Config child = fill_all(1);
     expect_same(mc::merge(parent, child), child);
     expect_same(mc::merge(Config{}, child), child);
+}
+
+TEST(ConfigTest, EachModulesNotesAreItsOwn) {
+    // DeflateFilterNote, BrotliFilterNote and MultiCompressNote may name the same kind; each
+    // keeps its own name (a gzip response fills only the mod_deflate and our names).
+    Config c;
+    c.notes[0] = "m_ratio";
+    c.deflate_notes[0] = "gz_ratio";
+    c.brotli_notes[0] = "br_ratio";
+    c.notes[static_cast<std::size_t>(NoteKind::kEncoding)] = "m_enc";
+    EXPECT_STREQ(c.note(NoteKind::kRatio), "m_ratio");
+    EXPECT_STREQ(c.note(mc::NoteOwner::kMultiCompress, NoteKind::kRatio), "m_ratio");
+    EXPECT_STREQ(c.note(mc::NoteOwner::kDeflate, NoteKind::kRatio), "gz_ratio");
+    EXPECT_STREQ(c.note(mc::NoteOwner::kBrotli, NoteKind::kRatio), "br_ratio");
+    // The old modules have no encoding or source note.
+    EXPECT_EQ(c.note(mc::NoteOwner::kDeflate, NoteKind::kEncoding), nullptr);
+    EXPECT_EQ(c.note(mc::NoteOwner::kBrotli, NoteKind::kSource), nullptr);
+    const Config merged = mc::merge(c, Config{});
+    EXPECT_STREQ(merged.note(mc::NoteOwner::kDeflate, NoteKind::kRatio), "gz_ratio");
+    EXPECT_STREQ(merged.note(mc::NoteOwner::kBrotli, NoteKind::kRatio), "br_ratio");
 }
 
 TEST(MergeTest, BothUnsetStaysUnset) {

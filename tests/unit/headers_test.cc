@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,18 +108,84 @@ TEST(AlterEtagTest, AddSuffixStrongAndWeak) {
               "\"2d-432a5e4a73a80-br\"");
 }
 
-TEST(AlterEtagTest, AlreadySuffixedIsLeftAlone) {
-    // A tag that already ends in one of our suffixes came from a compressing backend (or is its
-    // 304): a second suffix would name a representation no 200 ever carried.
-    EXPECT_EQ(mc::alter_etag("\"abc-gzip\"", Coding::kGzip, ETagMode::kAddSuffix), "\"abc-gzip\"");
-    EXPECT_EQ(mc::alter_etag("W/\"abc-br\"", Coding::kZstd, ETagMode::kAddSuffix), "W/\"abc-br\"");
-    EXPECT_EQ(mc::alter_etag("\"abc-zstd\"", Coding::kBrotli, ETagMode::kAddSuffix),
-              "\"abc-zstd\"");
-    EXPECT_EQ(mc::alter_etag("\"abc-deflate\"", Coding::kGzip, ETagMode::kAddSuffix),
-              "\"abc-deflate\"");
+TEST(AlterEtagTest, BackendTagsThatEndInOurSuffixes) {
+    // Issue 10 item 5: a backend's tag that already ends in one of our suffixes still gets a
+    // distinct tag per representation: a coded one always gets its suffix, an identity one
+    // the "-identity" escape.
+    EXPECT_EQ(mc::alter_etag("\"v1-gzip\"", Coding::kGzip, ETagMode::kAddSuffix),
+              "\"v1-gzip-gzip\"");
+    EXPECT_EQ(mc::alter_etag("\"v1-gzip\"", Coding::kIdentity, ETagMode::kAddSuffix),
+              "\"v1-gzip-identity\"");
+    EXPECT_EQ(mc::alter_etag("W/\"v1-br\"", Coding::kZstd, ETagMode::kAddSuffix),
+              "W/\"v1-br-zstd\"");
+    EXPECT_EQ(mc::alter_etag("W/\"v1-br\"", Coding::kIdentity, ETagMode::kAddSuffix),
+              "W/\"v1-br-identity\"");
+    EXPECT_EQ(mc::alter_etag("\"v1-identity\"", Coding::kIdentity, ETagMode::kAddSuffix),
+              "\"v1-identity-identity\"");
     // Only a whole suffix counts.
     EXPECT_EQ(mc::alter_etag("\"abcgzip\"", Coding::kGzip, ETagMode::kAddSuffix),
               "\"abcgzip-gzip\"");
+    EXPECT_EQ(mc::alter_etag("\"abcgzip\"", Coding::kIdentity, ETagMode::kAddSuffix),
+              "\"abcgzip\"");
+}
+
+TEST(AlterEtagTest, EveryRepresentationDistinctAndRoundTrips) {
+    // The case table of headers.h: for any backend tag, the five representations carry five
+    // different tags, each strips back to the backend's tag exactly, and names its coding.
+    const std::vector<std::string> tags = {"\"v1\"",
+                                           "\"v1-gzip\"",
+                                           "W/\"v1-br\"",
+                                           "\"v1-zstd\"",
+                                           "\"v1-deflate\"",
+                                           "\"v1-identity\"",
+                                           "\"\"",
+                                           "W/\"\"",
+                                           "\"-gzip\"",
+                                           "\"v1-gzip-identity\"",
+                                           "\"2d-432a5e4a73a80\""};
+    std::set<std::string> all;
+    for (const std::string& tag : tags) {
+        for (const Coding c :
+             {Coding::kIdentity, Coding::kGzip, Coding::kDeflate, Coding::kBrotli, Coding::kZstd}) {
+            const std::string altered = mc::alter_etag(tag, c, ETagMode::kAddSuffix);
+            EXPECT_EQ(mc::strip_etag_suffixes(altered), tag) << tag << " " << mc::coding_token(c);
+            EXPECT_EQ(mc::etag_coding(altered), c) << altered;
+            EXPECT_TRUE(all.insert(altered).second) << altered << " given twice";
+        }
+    }
+}
+
+TEST(RewriteIfNoneMatchTest, Table) {
+    const mc::CodingSet gzip_or_identity{Coding::kIdentity, Coding::kGzip};
+    struct Case {
+        const char* in;
+        const char* out;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"\"v1-gzip\"", "\"v1\""},
+             {"\"v1\"", "\"v1\""},
+             {"\"v1-gzip-identity\"", "\"v1-gzip\""},
+             {"\"v1-gzip-gzip\"", "\"v1-gzip\""},
+             {"W/\"v1-br-identity\"", "W/\"v1-br\""},
+             // a tag of a coding this request will not get is left out
+             {"\"v1-br\"", ""},
+             {"\"v1-br\", \"v1-gzip\"", "\"v1\""},
+             {"*", "*"},
+             {"\"a\" ,  W/\"b-gzip\"", "\"a\", W/\"b\""},
+             {"junk", "junk"},
+         }) {
+        EXPECT_EQ(mc::rewrite_if_none_match(c.in, gzip_or_identity), c.out) << c.in;
+    }
+}
+
+TEST(EtagInListTest, WeakComparison) {
+    EXPECT_TRUE(mc::etag_in_list("\"a\", \"v1-gzip\"", "\"v1-gzip\""));
+    EXPECT_TRUE(mc::etag_in_list("W/\"v1-gzip\"", "\"v1-gzip\""));
+    EXPECT_TRUE(mc::etag_in_list("\"v1\"", "W/\"v1\""));
+    EXPECT_TRUE(mc::etag_in_list(" * ", "\"x\""));
+    EXPECT_FALSE(mc::etag_in_list("\"v1\"", "\"v1-gzip\""));
+    EXPECT_FALSE(mc::etag_in_list("", "\"v1\""));
+    EXPECT_FALSE(mc::etag_in_list("\"v1\"", "v1"));
 }
 
 TEST(AlterEtagTest, NoChangeRemoveAndIdentity) {
@@ -152,6 +219,8 @@ TEST(StripEtagSuffixesTest, Table) {
              {"\"a,b-gzip\"", "\"a,b\""},
              // Only one suffix goes: an ETag that had one of its own keeps it.
              {"\"abc-gzip-gzip\"", "\"abc-gzip\""},
+             {"\"abc-gzip-identity\"", "\"abc-gzip\""},
+             {"\"abc-identity\"", "\"abc\""},
              // The empty tag: alter_etag makes `"-gzip"` of `""`, so that comes back as `""`.
              {"\"-gzip\"", "\"\""},
              {"W/\"-zstd\"", "W/\"\""},

@@ -78,6 +78,11 @@ Config merge(const Config& base, const Config& add) {
     for (std::size_t i = 0; i < kNoteKinds; ++i) {
         out.notes[i] = pick<const char*>(base.notes[i], add.notes[i], nullptr);
     }
+    for (std::size_t i = 0; i < kCompatNoteKinds; ++i) {
+        out.deflate_notes[i] =
+            pick<const char*>(base.deflate_notes[i], add.deflate_notes[i], nullptr);
+        out.brotli_notes[i] = pick<const char*>(base.brotli_notes[i], add.brotli_notes[i], nullptr);
+    }
     out.inflate_limit = pick<std::int64_t>(base.inflate_limit, add.inflate_limit, -1);
     out.inflate_ratio = pick<std::int32_t>(base.inflate_ratio, add.inflate_ratio, -1);
     out.inflate_burst = pick<std::int32_t>(base.inflate_burst, add.inflate_burst, -1);

@@ -23,6 +23,15 @@ enum class CrossSiteMode : std::uint8_t { kUnset, kCompress, kIdentity };
 /// What a request note records (MultiCompressNote, DeflateFilterNote, BrotliFilterNote).
 enum class NoteKind : std::uint8_t { kRatio, kInput, kOutput, kEncoding, kSource };
 inline constexpr std::size_t kNoteKinds = 5;
+/// Whose note directive set a note: each old module's notes behave as that module's did.
+/// DeflateFilterNote and BrotliFilterNote know only Ratio, Input and Output (the first three
+/// NoteKinds).
+enum class NoteOwner : std::uint8_t {
+    kMultiCompress,  ///< MultiCompressNote: every coding
+    kDeflate,        ///< DeflateFilterNote: gzip and deflate responses, as mod_deflate
+    kBrotli,         ///< BrotliFilterNote: br responses, as mod_brotli
+};
+inline constexpr std::size_t kCompatNoteKinds = 3;
 
 inline constexpr std::int64_t kDefaultMinLength = 256;
 inline constexpr std::int64_t kDefaultBufferSize = 8192;
@@ -47,7 +56,9 @@ struct Config {
     std::int64_t buffer_size = -1;
     ETagMode etag = ETagMode::kUnset;
     NoTransformMode no_transform = NoTransformMode::kUnset;
-    std::array<const char*, kNoteKinds> notes{};  ///< nullptr: unset
+    std::array<const char*, kNoteKinds> notes{};  ///< MultiCompressNote; nullptr: unset
+    std::array<const char*, kCompatNoteKinds> deflate_notes{};  ///< DeflateFilterNote
+    std::array<const char*, kCompatNoteKinds> brotli_notes{};   ///< BrotliFilterNote
     /// -1: unset; 0: unlimited; kInflateLimitAsRequestBody: LimitRequestBody (set explicitly).
     std::int64_t inflate_limit = -1;
     std::int32_t inflate_ratio = -1;
@@ -81,6 +92,16 @@ struct Config {
         return cross_site == CrossSiteMode::kIdentity;
     }
     [[nodiscard]] const char* note(NoteKind k) const { return notes[static_cast<std::size_t>(k)]; }
+    /// The note name `owner`'s directive set for `k`, or nullptr.
+    [[nodiscard]] const char* note(NoteOwner owner, NoteKind k) const {
+        const auto i = static_cast<std::size_t>(k);
+        switch (owner) {
+            case NoteOwner::kDeflate: return i < kCompatNoteKinds ? deflate_notes[i] : nullptr;
+            case NoteOwner::kBrotli: return i < kCompatNoteKinds ? brotli_notes[i] : nullptr;
+            case NoteOwner::kMultiCompress: break;
+        }
+        return notes[i];
+    }
     [[nodiscard]] bool static_on() const { return static_files == Toggle::kOn; }
     [[nodiscard]] bool cache_on() const { return cache == Toggle::kOn; }
     [[nodiscard]] std::int64_t cache_max_entry_value() const {
