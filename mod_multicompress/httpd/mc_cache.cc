@@ -336,7 +336,7 @@ namespace {
 // Reads the secret file named by MultiCompressCacheSecret (as root, while the configuration is
 // read). Returns an error message or nullptr.
 const char* read_secret(const char* path, apr_pool_t* p, std::string_view& out) {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return apr_psprintf(p, "cannot open '%s': %s", path, std::strerror(errno));
     struct stat st {};
     std::string data;

@@ -235,16 +235,29 @@ def check_hit(got: Sourced, coding: str, original: bytes) -> None:
     assert got.note == "cache", f"source {got.note!r}, expected a cache hit"
 
 
-def fill(srv: HttpdServer, store: StoreProcess, url: str, coding: str, original: bytes
-         ) -> tuple[bytes, bytes]:
+def module_key(path: Path, coding: str) -> bytes:
+    """The module's cache key (mc_cache.cc cache_key): SHA-1 of the file's identity."""
+    st = path.stat()
+    mtime_us = st.st_mtime_ns // 1000
+    ident = f"{path}|{st.st_size}|{mtime_us}|{st.st_ino}|{st.st_dev}|{coding}"
+    return b"mc2-" + hashlib.sha1(ident.encode()).hexdigest().encode()
+
+
+def store_key(store: StoreProcess, path: Path, coding: str) -> bytes:
+    """The key in the store: mod_socache_memcache and mod_socache_redis write the namespace
+    ("mc-cache"), a colon and the module's key in hex."""
+    return b"mc-cache:" + module_key(path, coding).hex().encode()
+
+
+def fill(srv: HttpdServer, store: StoreProcess, url: str, coding: str, original: bytes,
+         path: Path) -> tuple[bytes, bytes]:
     """Requests a file nobody asked for yet; returns (store key, the entry stored for it)."""
-    before = store_keys(store)
+    key = store_key(store, path, coding)
+    assert store_get(store, key) is None, "an entry before the first request"
     check_live(get(srv, url, coding), coding, original)
-    new = poll_until(lambda: store_keys(store) - before, timeout=5)
-    assert len(new) == 1, f"expected one new key in {store.kind}, got {new}"
-    key = new.pop()
-    value = store_get(store, key)
-    assert value is not None and value.startswith(b"MCE\x01"), value and value[:16]
+    value = poll_until(lambda: store_get(store, key), timeout=5)
+    assert value, (f"nothing stored under {key!r}; keys in {store.kind}: "
+                   f"{sorted(store_keys(store))[:10]}")
     check_hit(get(srv, url, coding), coding, original)
     return key, value
 
@@ -254,8 +267,8 @@ def tamper(srv, store, key: bytes, bad: bytes, url: str, coding: str, original: 
     good entry again (the request after it is a hit)."""
     store_set(store, key, bad)
     check_live(get(srv, url, coding), coding, original)
-    refilled = poll_until(lambda: (v := store_get(store, key)) is not None and v != bad
-                          and v.startswith(b"MCE\x01") and v, timeout=5)
+    refilled = poll_until(lambda: (v := store_get(store, key)) is not None and v != bad and v,
+                          timeout=5)
     assert refilled, f"no good entry stored again after {bad[:24]!r}..."
     check_hit(get(srv, url, coding), coding, original)
 
@@ -293,8 +306,8 @@ def test_mc_625_01_entry_cut_short(make_server, log_allow, store):
     allow(log_allow, "truncated")
     srv = server(make_server, store, "integrity-cut")
     for coding in ("br", "gzip"):
-        url, original, _ = new_file(srv)
-        key, good = fill(srv, store, url, coding, original)
+        url, original, path = new_file(srv)
+        key, good = fill(srv, store, url, coding, original, path)
         for n in (len(good) - 1, len(good) - 4, len(good) // 2, 60, 39, 5, 0):
             tamper(srv, store, key, good[:n], url, coding, original)
     assert_logged_once_per_kind(srv, {"truncated"})
@@ -304,11 +317,10 @@ def test_mc_625_02_flipped_byte(make_server, log_allow, store):
     """One byte flipped, in the body or the header: the CRC-32 no longer matches."""
     allow(log_allow, "checksum mismatch")
     srv = server(make_server, store, "integrity-flip")
-    url, original, _ = new_file(srv)
-    key, good = fill(srv, store, url, "zstd", original)
-    e = parse_entry(good)
-    body_at = HEADER.size + len(e["key"])
-    for at in (body_at, body_at + len(e["body"]) // 2, len(good) - 5, 6, len(good) - 1):
+    url, original, path = new_file(srv)
+    key, good = fill(srv, store, url, "zstd", original, path)
+    # in the body (the key takes bytes 40-83), in the CRC, and the level in the header
+    for at in (100, len(good) // 2, len(good) - 5, len(good) - 1, 6):
         bad = bytearray(good)
         bad[at] ^= 0x20
         tamper(srv, store, key, bytes(bad), url, "zstd", original)
@@ -321,16 +333,16 @@ def test_mc_625_03_entry_of_another_file_encoding_or_version(make_server, log_al
     allow(log_allow, "identity mismatch")
     srv = server(make_server, store, "integrity-ident")
     url, original, path = new_file(srv)
-    other_url, other_original, _ = new_file(srv, "style.css")
-    key, _ = fill(srv, store, url, "br", original)
-    _, other_br = fill(srv, store, other_url, "br", other_original)
-    _, zstd_entry = fill(srv, store, url, "zstd", original)
+    other_url, other_original, other_path = new_file(srv, "style.css")
+    key, _ = fill(srv, store, url, "br", original, path)
+    _, other_br = fill(srv, store, other_url, "br", other_original, other_path)
+    _, zstd_entry = fill(srv, store, url, "zstd", original, path)
     tamper(srv, store, key, other_br, url, "br", original)
     tamper(srv, store, key, zstd_entry, url, "br", original)
     # this file's entry from before a touch, under the key of the file as it is now
     old_entry = store_get(store, key)
     set_mtime(path, path.stat().st_mtime + 5)
-    new_key, _ = fill(srv, store, url, "br", original)
+    new_key, _ = fill(srv, store, url, "br", original, path)
     assert new_key != key
     tamper(srv, store, new_key, old_entry, url, "br", original)
     assert_logged_once_per_kind(srv, {"identity mismatch"})
@@ -342,8 +354,8 @@ def test_mc_625_04_forged_entries(make_server, log_allow, store):
     old CRC. Before, the first was sent as the file."""
     allow(log_allow, "not ours", "checksum mismatch")
     srv = server(make_server, store, "integrity-forge")
-    url, original, _ = new_file(srv)
-    key, good = fill(srv, store, url, "br", original)
+    url, original, path = new_file(srv)
+    key, good = fill(srv, store, url, "br", original, path)
     import brotli
     foreign = brotli.compress(b"<html>forged</html>")
     tamper(srv, store, key, b"MC1\x04\x03" + foreign, url, "br", original)
@@ -359,8 +371,8 @@ def test_mc_625_05_garbage_and_trailing_bytes(make_server, log_allow, store):
     allow(log_allow, "not ours", "truncated", "length mismatch")
     log_allow.append(PROVIDER_OVERFLOW)
     srv = server(make_server, store, "integrity-garbage")
-    url, original, _ = new_file(srv)
-    key, good = fill(srv, store, url, "gzip", original)
+    url, original, path = new_file(srv)
+    key, good = fill(srv, store, url, "gzip", original, path)
     rng = random.Random(625)
     for n in (1, 64, 5000):
         tamper(srv, store, key, b"\xd1" + rng.randbytes(n - 1), url, "gzip", original)
@@ -379,7 +391,7 @@ def test_mc_625_08_large_entry_is_a_hit(make_server, store):
     srv = server(make_server, store, "integrity-large")
     data = base64.b64encode(random.Random(8).randbytes(150_000)) + b"\n"
     path = write_file(srv.htdocs / "cache" / "large.txt", data, mtime=time.time() - 1000)
-    key, good = fill(srv, store, "/c/large.txt", "zstd", path.read_bytes())
+    key, good = fill(srv, store, "/c/large.txt", "zstd", data, path)
     assert len(good) > 100_000, len(good)
     for _ in range(3):
         check_hit(get(srv, "/c/large.txt", "zstd"), "zstd", data)
@@ -394,8 +406,8 @@ def test_mc_625_06_fleet_secret(make_server, log_allow, store, tmp_path):
     a = server(make_server, store, "fleet-secret-a", secret)
     b = server(make_server, store, "fleet-secret-b", write_secret(tmp_path),
                docs=str(a.htdocs))
-    url, original, _ = new_file(a)
-    key, good = fill(a, store, url, "br", original)
+    url, original, path = new_file(a)
+    key, good = fill(a, store, url, "br", original, path)
     e = parse_entry(good)
     assert e["flags"] == 1 and len(e["trailer"]) == 4 + 32, "no HMAC on the entry"
     assert hmac.compare_digest(e["trailer"][4:],
