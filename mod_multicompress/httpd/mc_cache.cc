@@ -10,9 +10,13 @@
 #include <http_core.h>
 #include <util_mutex.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -21,6 +25,7 @@
 #include <new>
 #include <thread>
 
+#include "mc/cache_entry.h"
 #include "mc/encoder.h"
 #include "mc_config.h"
 #include "mc_log.h"
@@ -37,9 +42,9 @@ constexpr apr_size_t kDefaultShmSize = 32 * 1024 * 1024;
 // Entries are keyed by the file's identity, so they never go stale; the expiry only lets a
 // store drop what nobody asked for in a long time.
 constexpr apr_time_t kExpiry = apr_time_from_sec(30 * 24 * 3600);
-constexpr char kMagic[3] = {'M', 'C', '1'};
-constexpr std::size_t kHeader = sizeof kMagic + 2;  // magic, level, coding
-constexpr std::size_t kFirstTry = 64 * 1024;
+// A fleet secret: long enough to be one, short enough to be a key and not a mistake.
+constexpr std::size_t kSecretMin = 16;
+constexpr std::size_t kSecretMax = 4096;
 
 struct ServerConf {
     const char* spec = nullptr;  ///< MultiCompressCacheStore as written
@@ -50,6 +55,8 @@ struct ServerConf {
 
 // Written while the configuration is read (single-threaded), read-only afterwards.
 bool g_cache_wanted = false;
+// MultiCompressCacheSecret: the HMAC key of every entry (in pconf; empty: no MAC).
+std::string_view g_secret;
 // One per child process, set in child_init before any request thread runs.
 class Upgrader;
 Upgrader* g_upgrader = nullptr;
@@ -77,6 +84,48 @@ void store_failed(server_rec* s, apr_status_t rv, const char* what) {
                  what, static_cast<int>(apr_time_sec(kStoreRetry)));
 }
 
+// A bad entry is logged once per kind and process in kBadEntryQuiet, with how many more of that
+// kind were seen in between: a store full of garbage must not fill the log.
+constexpr apr_time_t kBadEntryQuiet = apr_time_from_sec(300);
+constexpr std::size_t kEntryErrorKinds =
+    static_cast<std::size_t>(mc::EntryError::kIdentityMismatch) + 1;
+std::array<std::atomic<apr_time_t>, kEntryErrorKinds> g_bad_logged{};
+std::array<std::atomic<unsigned>, kEntryErrorKinds> g_bad_unlogged{};
+
+void bad_entry_seen(const request_rec* r, const std::string& key, const mc::ParsedEntry& e) {
+    const auto kind = static_cast<std::size_t>(e.error);
+    if (kind >= kEntryErrorKinds) return;
+    const apr_time_t now = apr_time_now();
+    apr_time_t last = g_bad_logged[kind].load();
+    if ((last != 0 && now < last + kBadEntryQuiet) ||
+        !g_bad_logged[kind].compare_exchange_strong(last, now)) {
+        g_bad_unlogged[kind].fetch_add(1);
+        return;
+    }
+    const unsigned more = g_bad_unlogged[kind].exchange(0);
+    const std::string_view name = mc::entry_error_name(e.error);
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                  MC_LOGNO(00120) "compressed-response cache: bad entry %s for %s (%.*s: %s); "
+                  "treated as a miss and removed%s%s; further '%.*s' entries are not logged for "
+                  "%d s",
+                  key.c_str(), r->filename, static_cast<int>(name.size()), name.data(), e.detail,
+                  more != 0 ? ", more of this kind since the last line: " : "",
+                  more != 0 ? apr_psprintf(r->pool, "%u", more) : "",
+                  static_cast<int>(name.size()), name.data(),
+                  static_cast<int>(apr_time_sec(kBadEntryQuiet)));
+}
+
+mc::EntryIdentity identity_of(const std::string& key, mc::Coding coding, apr_off_t size,
+                              apr_time_t mtime, apr_ino_t inode) {
+    mc::EntryIdentity id;
+    id.key = key;
+    id.size = static_cast<std::int64_t>(size);
+    id.mtime = static_cast<std::int64_t>(mtime);
+    id.inode = static_cast<std::uint64_t>(inode);
+    id.coding = coding;
+    return id;
+}
+
 // Holds the store's global mutex for providers that need one.
 class StoreLock {
 public:
@@ -93,14 +142,11 @@ private:
     apr_global_mutex_t* m_;
 };
 
-bool store_entry(server_rec* s, const ServerConf& sc, const std::string& key, mc::Coding coding,
-                 int level, std::string_view body, apr_pool_t* pool) {
-    std::string value;
-    value.reserve(kHeader + body.size());
-    value.append(kMagic, sizeof kMagic);
-    value.push_back(static_cast<char>(level));
-    value.push_back(static_cast<char>(mc::index(coding)));
-    value.append(body);
+bool store_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id, int level,
+                 std::string_view body, apr_pool_t* pool) {
+    std::string value = mc::encode_entry(id, level, body, g_secret);
+    if (value.empty()) return false;  // a key or level the format cannot hold: nothing to keep
+    const std::string_view key = id.key;
     apr_status_t rv;
     {
         StoreLock lock(sc);
@@ -207,8 +253,9 @@ private:
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
         const ServerConf* sc = server_conf(job.server);
         if (sc == nullptr || sc->instance == nullptr) return;
-        if (!store_usable() ||
-            !store_entry(job.server, *sc, job.key, job.coding, job.level, sink.data(), pool)) {
+        const mc::EntryIdentity id =
+            identity_of(job.key, job.coding, job.size, job.mtime, job.inode);
+        if (!store_usable() || !store_entry(job.server, *sc, id, job.level, sink.data(), pool)) {
             return;
         }
         ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server, "cache: %s upgraded to %s level %d",
@@ -284,8 +331,64 @@ const char* set_cache_store(cmd_parms* cmd, void* /*mconfig*/, const char* arg) 
     }
 }
 
+namespace {
+
+// Reads the secret file named by MultiCompressCacheSecret (as root, while the configuration is
+// read). Returns an error message or nullptr.
+const char* read_secret(const char* path, apr_pool_t* p, std::string_view& out) {
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return apr_psprintf(p, "cannot open '%s': %s", path, std::strerror(errno));
+    struct stat st {};
+    std::string data;
+    const char* err = nullptr;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        err = apr_psprintf(p, "'%s' is not a regular file", path);
+    } else if ((st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
+        err = apr_psprintf(p, "'%s' can be read or written by other users (chmod o-rw)", path);
+    } else {
+        char chunk[1024];
+        ssize_t n;
+        while ((n = ::read(fd, chunk, sizeof chunk)) > 0 && data.size() <= kSecretMax) {
+            data.append(chunk, static_cast<std::size_t>(n));
+        }
+        if (n < 0) err = apr_psprintf(p, "cannot read '%s': %s", path, std::strerror(errno));
+    }
+    ::close(fd);
+    if (err != nullptr) return err;
+    while (!data.empty() && (data.back() == '\n' || data.back() == '\r' || data.back() == ' ' ||
+                             data.back() == '\t')) {
+        data.pop_back();
+    }
+    if (data.size() < kSecretMin || data.size() > kSecretMax) {
+        return apr_psprintf(p,
+                            "'%s' holds %" APR_SIZE_T_FMT " bytes; a secret has %" APR_SIZE_T_FMT
+                            " to %" APR_SIZE_T_FMT " (e.g. openssl rand -hex 32)",
+                            path, data.size(), kSecretMin, kSecretMax);
+    }
+    out = std::string_view(apr_pstrmemdup(p, data.data(), data.size()), data.size());
+    return nullptr;
+}
+
+}  // namespace
+
+const char* set_cache_secret(cmd_parms* cmd, void* /*mconfig*/, const char* arg) noexcept {
+    try {
+        if (const char* err = ap_check_cmd_context(cmd, GLOBAL_ONLY)) return err;
+        const char* path = ap_server_root_relative(cmd->temp_pool, arg);
+        if (path == nullptr)
+            return apr_psprintf(cmd->pool, "%s: bad path '%s'", cmd->cmd->name, arg);
+        if (const char* err = read_secret(path, cmd->pool, g_secret)) {
+            return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+        }
+        return nullptr;
+    } catch (...) {
+        return "MultiCompressCacheSecret: internal error";
+    }
+}
+
 int cache_pre_config(apr_pool_t* pconf, apr_pool_t* /*plog*/, apr_pool_t* /*ptemp*/) noexcept {
     g_cache_wanted = false;
+    g_secret = {};
     ap_mutex_register(pconf, kMutexType, nullptr, APR_LOCK_DEFAULT, 0);
     return OK;
 }
@@ -363,7 +466,9 @@ std::string cache_key(const request_rec* r, mc::Coding coding) {
     apr_sha1_update(&sha, identity, static_cast<unsigned int>(std::strlen(identity)));
     apr_sha1_final(digest, &sha);
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string key = "mc1-";
+    // "mc2-": entries in the verified format of mc/cache_entry.h. A change of the format changes
+    // the prefix, so servers of two versions sharing a store do not read each other's entries.
+    std::string key = "mc2-";
     for (unsigned char b : digest) {
         key += kHex[b >> 4];
         key += kHex[b & 15];
@@ -371,44 +476,76 @@ std::string cache_key(const request_rec* r, mc::Coding coding) {
     return key;
 }
 
+namespace {
+
+// Removes a bad entry, so the live response (this request is a miss) stores a good one; a
+// provider without remove() keeps it until that overwrites it.
+void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key,
+                    const mc::ParsedEntry& e) {
+    bad_entry_seen(r, key, e);
+    if (sc.provider->remove == nullptr) return;
+    StoreLock lock(sc);
+    (void)sc.provider->remove(sc.instance, r->server,
+                              reinterpret_cast<const unsigned char*>(key.data()),
+                              static_cast<unsigned int>(key.size()), r->pool);
+}
+
+}  // namespace
+
 bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
     const ServerConf* sc = server_conf(r->server);
     if (sc == nullptr || sc->instance == nullptr || !store_usable()) return false;
-    const std::int64_t max_entry = dir_config(r).cache_max_entry_value();
-    for (apr_size_t cap : {kFirstTry, static_cast<apr_size_t>(max_entry) + kHeader}) {
-        auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
-        unsigned int len = static_cast<unsigned int>(cap);
-        apr_status_t rv;
-        {
-            StoreLock lock(*sc);
-            rv = sc->provider->retrieve(sc->instance, r->server,
-                                        reinterpret_cast<const unsigned char*>(key.data()),
-                                        static_cast<unsigned int>(key.size()), buf, &len, r->pool);
-        }
-        if (rv == APR_ENOSPC && cap == kFirstTry && static_cast<std::int64_t>(cap) < max_entry)
-            continue;
-        if (APR_STATUS_IS_NOTFOUND(rv) || rv == APR_ENOSPC) return false;
-        if (rv != APR_SUCCESS) {
-            store_failed(r->server, rv, "a lookup");
-            return false;
-        }
-        if (len < kHeader || std::memcmp(buf, kMagic, sizeof kMagic) != 0 ||
-            buf[sizeof kMagic + 1] != mc::index(coding)) {
-            return false;
-        }
-        out.level = buf[sizeof kMagic];
-        out.data = reinterpret_cast<const char*>(buf + kHeader);
-        out.size = len - kHeader;
-        return true;
+    // One read, into a buffer that holds any entry this file can have: the largest body kept
+    // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
+    // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
+    // value is not ours; shmcb skips it (a miss), memcache and redis fail the read with ENOMEM.
+    const auto max_entry = static_cast<std::uint64_t>(dir_config(r).cache_max_entry_value());
+    const auto file_size = static_cast<std::uint64_t>(r->finfo.size);
+    const std::uint64_t body_cap = std::min(max_entry, file_size + file_size / 64 + 1024);
+    const auto cap = static_cast<apr_size_t>(body_cap + mc::entry_overhead(key.size()));
+    auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
+    unsigned int len = static_cast<unsigned int>(cap);
+    apr_status_t rv;
+    {
+        StoreLock lock(*sc);
+        rv = sc->provider->retrieve(sc->instance, r->server,
+                                    reinterpret_cast<const unsigned char*>(key.data()),
+                                    static_cast<unsigned int>(key.size()), buf, &len, r->pool);
     }
-    return false;
+    if (APR_STATUS_IS_NOTFOUND(rv)) return false;
+    if (rv == APR_ENOSPC || rv == APR_ENOMEM) {
+        mc::ParsedEntry e;
+        e.error = mc::EntryError::kLengthMismatch;
+        e.detail = "larger than any entry for this file";
+        drop_bad_entry(r, *sc, key, e);
+        return false;
+    }
+    if (rv != APR_SUCCESS) {
+        store_failed(r->server, rv, "a lookup");
+        return false;
+    }
+    // The store is shared and often unauthenticated: nothing of the value is used before it is
+    // known to be whole, intact and made from this version of this file.
+    const mc::ParsedEntry e = mc::parse_entry(
+        std::string_view(reinterpret_cast<const char*>(buf), len),
+        identity_of(key, coding, r->finfo.size, r->finfo.mtime, r->finfo.inode), g_secret);
+    if (!e.ok()) {
+        drop_bad_entry(r, *sc, key, e);
+        return false;
+    }
+    out.level = e.level;
+    out.data = e.body.data();
+    out.size = e.body.size();
+    return true;
 }
 
 void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,
                  std::string_view body) {
     const ServerConf* sc = server_conf(r->server);
     if (sc == nullptr || sc->instance == nullptr || !store_usable()) return;
-    if (!store_entry(r->server, *sc, key, coding, level, body, r->pool)) return;
+    const mc::EntryIdentity id =
+        identity_of(key, coding, r->finfo.size, r->finfo.mtime, r->finfo.inode);
+    if (!store_entry(r->server, *sc, id, level, body, r->pool)) return;
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
                   mc::coding_token(coding).data(), level, body.size());

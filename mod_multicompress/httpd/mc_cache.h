@@ -20,6 +20,9 @@ void* create_server_config(apr_pool_t* p, server_rec* s) noexcept;
 void* merge_server_config(apr_pool_t* p, void* base, void* add) noexcept;
 /// MultiCompressCacheStore provider[:args] (server and virtual host).
 const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
+/// MultiCompressCacheSecret FILE (main server only): entries carry an HMAC-SHA256 keyed with the
+/// file's contents, and entries without a valid one are refused.
+const char* set_cache_secret(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
 /// Notes that some section turned MultiCompressCache on (a store is then set up at startup).
 void note_cache_wanted();
 

@@ -365,6 +365,8 @@ const command_rec kCommands[] = {
      "On: keep compressed bodies of static files in the cache store"},
     {"MultiCompressCacheStore", fn(set_cache_store), nullptr, RSRC_CONF, TAKE1,
      "socache provider[:args] for the cache, as SSLSessionCache (default shmcb)"},
+    {"MultiCompressCacheSecret", fn(set_cache_secret), nullptr, RSRC_CONF, TAKE1,
+     "File holding the fleet's secret: cache entries carry and need an HMAC-SHA256 with it"},
     {"MultiCompressCacheMaxEntry", fn(set_cache_max_entry), nullptr, kWhere, TAKE1,
      "Largest compressed body the cache keeps (default 1M)"},
     {"MultiCompressCacheLevel", fn(set_cache_level), nullptr, kWhere, TAKE2,

@@ -11,6 +11,9 @@ streams for fuzz_decoder come from python's zlib and the brotli and zstd command
 
 Usage: tests/fuzz/make_seeds.py   (rewrites the seed-* files; minimized fuzz finds are kept)
 """
+import gzip
+import hashlib
+import hmac
 import pathlib
 import random
 import shutil
@@ -427,6 +430,51 @@ def decoder_seeds():
     return seeds
 
 
+# fuzz_cache_entry: values as found in a store under the target's fixed key (mc/cache_entry.h).
+ENTRY_KEY = b"mc2-0123456789abcdef0123456789abcdef01234567"
+ENTRY_SECRET = b"fuzz fleet secret"
+CODING_NUMBER = {"gzip": 1, "deflate": 2, "br": 3, "zstd": 4}
+
+
+def cache_entry(coding, body, level=11, key=ENTRY_KEY, size=4096, mtime=1_700_000_000_000_000,
+                inode=42, secret=None, crc_fix=None):
+    """An entry as mc::encode_entry writes it; crc_fix edits the bytes before the CRC."""
+    head = b"MCE" + bytes([1, 1 if secret else 0, CODING_NUMBER.get(coding, coding)
+                           if isinstance(coding, str) else coding, level, len(key)])
+    head += b"".join(v.to_bytes(8, "little") for v in (len(body), size, mtime, inode))
+    out = bytearray(head + key + body)
+    if crc_fix:
+        crc_fix(out)
+    out += zlib.crc32(bytes(out)).to_bytes(4, "little")
+    if secret:
+        out += hmac.new(secret, bytes(out), hashlib.sha256).digest()
+    return bytes(out)
+
+
+def cache_entry_seeds():
+    body = gzip.compress(b"<p>hello</p>" * 40, mtime=0)
+    seeds = {f"{c}-intact": cache_entry(c, body) for c in CODING_NUMBER}
+    seeds["br-mac"] = cache_entry("br", body, secret=ENTRY_SECRET)
+    seeds["zstd-other-secret"] = cache_entry("zstd", body, secret=b"another secret")
+    seeds["empty-body"] = cache_entry("gzip", b"", level=1)
+    good = cache_entry("br", body)
+    seeds["truncated-header"] = good[:20]
+    seeds["truncated-body"] = good[:len(good) // 2]
+    seeds["trailing"] = good + b"\0" * 7
+    flipped = bytearray(good)
+    flipped[60] ^= 0x10
+    seeds["flipped-body"] = bytes(flipped)
+    seeds["other-key"] = cache_entry("br", body, key=b"mc2-" + b"f" * 40)
+    seeds["other-inode"] = cache_entry("br", body, inode=43)
+    seeds["unknown-coding"] = cache_entry(9, body)
+    seeds["identity-coding"] = cache_entry(0, body)
+    seeds["version-2"] = b"MCE\x02" + good[4:]
+    seeds["old-format"] = b"MC1\x05\x03" + body
+    seeds["garbage"] = bytes(random.Random(5).randrange(256) for _ in range(200))
+    seeds["empty"] = b""
+    return seeds
+
+
 def write(target, seeds):
     d = CORPUS / target
     d.mkdir(parents=True, exist_ok=True)
@@ -442,6 +490,7 @@ def main():
     write("fuzz_headers", HEADERS)
     write("fuzz_encoder_roundtrip", roundtrip_seeds())
     write("fuzz_decoder", decoder_seeds())
+    write("fuzz_cache_entry", cache_entry_seeds())
 
 
 if __name__ == "__main__":
