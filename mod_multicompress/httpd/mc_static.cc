@@ -93,7 +93,9 @@ int set_validators_and_headers(request_rec* r, const mc::Config& cfg, mc::Coding
     const int cond = ap_meets_conditions(r);
     set_compressed_headers(r, coding, cfg);
     set_source(r, cfg, source);
-    if (cond == OK) ap_set_content_length(r, length);
+    // Also on a 304, as the default handler does: mod_cache takes the length of the entry it
+    // revalidates from the 304's Content-Length (without it, from the empty body: 0).
+    ap_set_content_length(r, length);
     return cond;
 }
 
