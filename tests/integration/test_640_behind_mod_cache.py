@@ -26,9 +26,9 @@ from mc_stores import SOURCE_LOG_CONF, copy_static, get, poll_until, write_sidec
 
 CODINGS = ("zstd", "br", "gzip")
 # mod_cache_disk's own race: a child reads an entry's header while another replaces its data
-# file (it then serves the request as a miss); mod_cache_socache's AH02360 ("entry too short,
+# file (AH00708, or AH00699 when two children store it at once; it then serves a miss); mod_cache_socache's AH02360 ("entry too short,
 # removing") under concurrent revalidation likewise. The default handler's responses show both.
-pytestmark = pytest.mark.log_allow(r"AH00708|AH02360")
+pytestmark = pytest.mark.log_allow(r"AH00708|AH00699|AH02360")
 SOURCES = ("sidecar", "cache")
 # The file the sidecar and cache tests serve is 33 KB, so that mod_cache_socache's default
 # shmcb (64 KB entries) holds it.
@@ -87,9 +87,10 @@ def _child_user() -> pwd.struct_passwd | None:
 class Site:
     """A server and, per source, a page with sidecars / a filled cache entry."""
 
-    def __init__(self, srv: HttpdServer, store: str = ""):
+    def __init__(self, srv: HttpdServer, store: str = "", quick: str = "On"):
         self.srv = srv
         self.store = store
+        self.quick = quick
         self.urls: dict[str, str] = {}
         self.original: dict[str, bytes] = {}
         self.etag: dict[str, str] = {}
@@ -136,7 +137,7 @@ def site(request, env):
             user = _child_user()
             if user is not None:
                 os.chown(d, user.pw_uid, user.pw_gid)
-        yield Site(s, store).prepare()
+        yield Site(s, store, quick).prepare()
     finally:
         s.stop()
 
@@ -227,7 +228,10 @@ def test_mc_640_02_conditional_requests(site):
     assert not bad, f"{len(bad)} bad responses, e.g.:\n" + "\n".join(bad[:5])
     # a matching condition really gets its 304 (a revalidating mod_cache may send the full
     # 200 instead, which the loop above accepts)
-    for source in ("plain", *SOURCES):
+    # With CacheQuickHandler Off, mod_cache compares the client's If-None-Match only after the
+    # fixups, where the module has stripped the coding suffix, so a cached entry answers with
+    # the full 200 (correct, not optimal; see the report of issue 10).
+    for source in ("plain", *(SOURCES if site.quick == "On" else ())):
         for coding in CODINGS:
             tag = site.etag[source] if source == "plain" else suffixed(site.etag[source], coding)
             hdr = [("If-None-Match", tag)]
