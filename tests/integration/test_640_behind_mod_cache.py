@@ -25,9 +25,10 @@ from mc_env import HttpdServer, Response, decode, request, suffixed
 from mc_stores import SOURCE_LOG_CONF, copy_static, get, poll_until, write_sidecar
 
 CODINGS = ("zstd", "br", "gzip")
-# mod_cache_disk's own race: a child reads an entry's header while another replaces its data
-# file (AH00708, or AH00699 when two children store it at once; it then serves a miss); mod_cache_socache's AH02360 ("entry too short,
-# removing") under concurrent revalidation likewise. The default handler's responses show both.
+# mod_cache_disk's own races: a child reads an entry's header while another replaces its data
+# file (AH00708), or two children store it at once (AH00699); it then serves a miss.
+# mod_cache_socache's AH02360 ("entry too short, removing") under concurrent revalidation
+# likewise. The default handler's responses show both.
 pytestmark = pytest.mark.log_allow(r"AH00708|AH00699|AH02360")
 SOURCES = ("sidecar", "cache")
 # The file the sidecar and cache tests serve is 33 KB, so that mod_cache_socache's default
