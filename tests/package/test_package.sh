@@ -23,8 +23,9 @@
 # "invoke-rc.d apache2 reload". That reaches the init system's apache2, not the one started
 # here (and in containers policy-rc.d forbids it). While apt-get runs, PATH therefore starts
 # with a stand-in invoke-rc.d that records the action and does what the init script's action
-# does to the server started here: reload = graceful (SIGUSR1, as apache2ctl graceful),
-# restart = SIGHUP (in-flight requests are cut). The system's apache2 is never signalled.
+# does to the server started here: reload = apache2ctl graceful (SIGUSR1); restart = its stop
+# half, apache2ctl graceful-stop (SIGWINCH: listeners closed, so requests are refused from then
+# on; the start half is not emulated). The system's apache2 is never signalled.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 pkg=libapache2-mod-multicompress
@@ -90,12 +91,15 @@ echo "\$*" >>"$work/invoke-rc.d.log"
 pid=\$(cat "$pidfile" 2>/dev/null) || exit 0
 case "\$1 \$2" in
     "apache2 reload"|"apache2 force-reload") kill -USR1 "\$pid" ;;
-    "apache2 restart") kill -HUP "\$pid" ;;
+    "apache2 restart") kill -WINCH "\$pid" ;;
 esac
 exit 0
 EOF
 chmod 755 "$work/bin/invoke-rc.d"
-apt_get() { PATH="$work/bin:$PATH" DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@"; }
+# apt runs dpkg with its own PATH (DPkg::Path), so the stand-in goes first there.
+apt_get() {
+    DEBIAN_FRONTEND=noninteractive apt-get -y -q -o "DPkg::Path=$work/bin:/usr/sbin:/usr/bin:/sbin:/bin" "$@"
+}
 
 stop_load() {
     local p
@@ -200,7 +204,7 @@ if [ -n "$conflicts" ]; then
     check "install with${conflicts} enabled: multicompress left disabled" \
         test "$(a2query -q -m multicompress >/dev/null 2>&1; echo $?)" -ne 0
     check "install with${conflicts} enabled: the administrator is told what to do" \
-        grep -q "a2dismod${conflicts} && a2enmod multicompress" "$work/install.log"
+        grep -q "a2dismod -f${conflicts} && a2enmod multicompress" "$work/install.log"
 else
     check "install without mod_deflate/mod_brotli: multicompress enabled" a2query -q -m multicompress
 fi
@@ -211,12 +215,14 @@ check "multicompress-precompress from the package writes sidecars" \
 
 # --- enable, start Debian's configuration on a free port ----------------------------------------
 extra=""; [[ $conflicts == *brotli* ]] && extra=brotli
-a2dismod -q deflate $extra >"$work/a2.log" 2>&1 && a2enmod -q multicompress >>"$work/a2.log" 2>&1
+# -f: a2dismod asks before disabling deflate, which Debian counts as essential.
+a2dismod -q -f deflate $extra >"$work/a2.log" 2>&1 && a2enmod -q multicompress >>"$work/a2.log" 2>&1
 check "a2dismod deflate && a2enmod multicompress" a2query -q -m multicompress
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sed -i "s/^Listen 80\$/Listen 127.0.0.1:$port/" /etc/apache2/ports.conf
 check "ports.conf: Listen 127.0.0.1:$port" grep -q "^Listen 127.0.0.1:$port\$" /etc/apache2/ports.conf
 (
+    set +u
     . /etc/apache2/envvars
     export APACHE_PID_FILE="$pidfile" APACHE_RUN_DIR="$work/run" APACHE_LOCK_DIR="$work/lock" APACHE_LOG_DIR="$work/log"
     exec /usr/sbin/apache2 -k start
