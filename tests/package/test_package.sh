@@ -157,7 +157,7 @@ trap 'echo "interrupted"; bad "not interrupted"; exit 1' INT TERM
 
 # --- the package's files ------------------------------------------------------------------------
 lintian_out="$work/lintian.log"
-lintian --pedantic -I --tag-display-limit 0 "$deb" >"$lintian_out" 2>&1
+lintian --pedantic -I --show-overrides --tag-display-limit 0 "$deb" >"$lintian_out" 2>&1
 lintian_rc=$?
 sed 's/^/  lintian: /' "$lintian_out" | grep -v 'running with root privileges' || true
 check "lintian: no error" test "$lintian_rc" -eq 0 -a -z "$(grep '^E:' "$lintian_out")"
@@ -208,7 +208,7 @@ if [ -n "$conflicts" ]; then
 else
     check "install without mod_deflate/mod_brotli: multicompress enabled" a2query -q -m multicompress
 fi
-check "man multicompress-precompress" man -w multicompress-precompress
+check "man multicompress-precompress" sh -c "man -w multicompress-precompress >/dev/null"
 printf 'body{color:red}\n%.0s' $(seq 200) >"$work/www/site.css"
 check "multicompress-precompress from the package writes sidecars" \
     sh -c "multicompress-precompress -q '$work/www' && test -s '$work/www/site.css.zst' && test -s '$work/www/site.css.br' && test -s '$work/www/site.css.gz'"
