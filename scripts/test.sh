@@ -19,6 +19,13 @@ ctest --preset debug --timeout 900 --no-tests=error
 # The integration suite and a short soak again, against the ASan+UBSan build of the module in
 # the stock apache2: any sanitizer report fails (tests/soak/README.md).
 MC_ASAN_SOAK_SECONDS=25 MC_ASAN_SOAK_MIN=2000 "$src/tests/soak/asan_run.sh"
+# The Debian package (debian/): built once (release flags, tests off), then lintian, its
+# contents, and install, a2enmod, Debian's /etc/apache2 on a free port, an upgrade under load
+# and a purge on this machine, which is left as it was (tests/package/test_package.sh).
+pkg_start=$(date +%s)
+"$src/scripts/package.sh" --out "$src/build/deb"
+"$src/tests/package/test_package.sh" "$(cat "$src/build/deb/deb-path")"
+echo "package build and test: $(($(date +%s) - pkg_start)) s"
 if [ -x "$src/bench/run" ]; then
     # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/.
     "$src/bench/run" --quick --out "$src/build/bench-quick"
