@@ -28,6 +28,7 @@
 #include "mc/cache_entry.h"
 #include "mc/encoder.h"
 #include "mc_config.h"
+#include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 
@@ -75,6 +76,7 @@ bool store_usable() {
 
 // One log line per outage and process, then the store rests for kStoreRetry.
 void store_failed(server_rec* s, apr_status_t rv, const char* what) {
+    count(mc::metrics::Event::kCacheStoreError);
     const apr_time_t now = apr_time_now();
     const apr_time_t previous = g_store_down_until.exchange(now + kStoreRetry);
     if (previous != 0 && now < previous + kStoreRetry) return;  // same outage, already logged
@@ -258,6 +260,7 @@ private:
         if (!store_usable() || !store_entry(job.server, *sc, id, job.level, sink.data(), pool)) {
             return;
         }
+        count(mc::metrics::Event::kCacheUpgrade);
         ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server, "cache: %s upgraded to %s level %d",
                      job.path.c_str(), mc::coding_token(job.coding).data(), job.level);
     }
@@ -482,6 +485,7 @@ namespace {
 // provider without remove() keeps it until that overwrites it.
 void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key,
                     const mc::ParsedEntry& e) {
+    count(mc::metrics::Event::kCacheRejected);
     bad_entry_seen(r, key, e);
     if (sc.provider->remove == nullptr) return;
     StoreLock lock(sc);
@@ -546,6 +550,7 @@ void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int 
     const mc::EntryIdentity id =
         identity_of(key, coding, r->finfo.size, r->finfo.mtime, r->finfo.inode);
     if (!store_entry(r->server, *sc, id, level, body, r->pool)) return;
+    count(mc::metrics::Event::kCacheStore);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "cache: stored %s at level %d (%" APR_SIZE_T_FMT " bytes)",
                   mc::coding_token(coding).data(), level, body.size());

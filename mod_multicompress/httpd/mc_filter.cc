@@ -29,6 +29,7 @@
 #include "mc_bucket_sink.h"
 #include "mc_cache.h"
 #include "mc_config.h"
+#include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 #include "mc_response.h"
@@ -71,7 +72,11 @@ class CompressionGate {
 public:
     CompressionGate()
         : sem_(std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 2, kGateMaxSlots)) {}
-    void acquire() { sem_.acquire(); }
+    void acquire() {
+        if (sem_.try_acquire()) return;
+        count(mc::metrics::Event::kGateWait);
+        sem_.acquire();
+    }
     void release() { sem_.release(); }
 
 private:
@@ -122,6 +127,7 @@ struct FilterCtx {
     mc::EncoderParams params;  ///< for the one-shot path
     bool one_shot = false;     ///< whole body in hand: compress it in one call, no encoder
     GateSlot gate;             ///< held while a large whole body is compressed
+    std::uint64_t cpu_ns = 0;  ///< thread CPU time spent in the library, for the counters
 };
 
 // HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends
@@ -413,6 +419,11 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         if (apr_table_get(r->subprocess_env, "MULTICOMPRESS_SOURCE") == nullptr) {
             set_source(r, cfg, "identity");
         }
+        if (!has_response_facts(r)) {
+            mc::metrics::ResponseFacts facts;
+            facts.why = d.why;
+            set_response_facts(r, facts);
+        }
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not compressing (%s)", d.reason);
         return nullptr;
     }
@@ -421,6 +432,10 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         // HEAD gets the headers GET would get; httpd drops the "Content-Length: 0" it would
         // otherwise add to a HEAD response.
         set_compressed_headers(r, d.coding, cfg);
+        mc::metrics::ResponseFacts facts;
+        facts.coding = d.coding;
+        facts.source = mc::metrics::Source::kLive;
+        set_response_facts(r, facts);
         return nullptr;
     }
 
@@ -435,6 +450,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                           MC_LOGNO(00001) "cannot start %s encoder: %s",
                           mc::coding_token(d.coding).data(), made.status().reason());
+            set_response_facts(r, mc::metrics::ResponseFacts{});  // identity, why: other
             return nullptr;
         }
         encoder = std::move(made).value();
@@ -483,6 +499,17 @@ void set_size_notes(request_rec* r, const mc::Config& cfg, mc::NoteOwner owner, 
 
 // MultiCompressNote for every coding; DeflateFilterNote only for what mod_deflate would have
 // compressed (gzip, and our deflate), BrotliFilterNote only for br, as mod_brotli.
+// What a live response adds to the counters (mc_counters.h), once its body is compressed.
+void set_live_facts(request_rec* r, const FilterCtx* ctx, std::uint64_t in, std::uint64_t out) {
+    mc::metrics::ResponseFacts facts;
+    facts.coding = ctx->coding;
+    facts.source = mc::metrics::Source::kLive;
+    facts.bytes_in = in;
+    facts.bytes_out = out;
+    facts.cpu_ns = ctx->cpu_ns;
+    set_response_facts(r, facts);
+}
+
 void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
                apr_off_t out) {
     set_size_notes(r, cfg, mc::NoteOwner::kMultiCompress, in, out);
@@ -507,7 +534,9 @@ apr_status_t pass_out(ap_filter_t* f, FilterCtx* ctx) {
 
 apr_status_t encode(request_rec* r, FilterCtx* ctx, std::span<const std::byte> data,
                     mc::Flush flush) {
+    const std::uint64_t t0 = thread_cpu_ns();
     const mc::Status st = ctx->encoder->write(data, flush, ctx->sink);
+    ctx->cpu_ns += thread_cpu_ns() - t0;
     if (!st.is_ok()) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00002) "%s compression failed: %s",
                       mc::coding_token(ctx->encoder->coding()).data(), st.reason());
@@ -565,8 +594,10 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
                                  : std::make_unique<mc::OneShotCompressor>();
     const std::size_t cap = mc::OneShotCompressor::bound(ctx->coding, input.size());
     auto* out = static_cast<char*>(apr_bucket_alloc(cap, f->c->bucket_alloc));
+    const std::uint64_t t0 = thread_cpu_ns();
     const auto done =
         compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
+    ctx->cpu_ns += thread_cpu_ns() - t0;
     if (g_compressors != nullptr) g_compressors->give_back(std::move(compressor));
     ctx->gate.release();
     if (!done.is_ok()) {
@@ -578,6 +609,7 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     const std::size_t n = done.value();
     set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(input.size()),
               static_cast<apr_off_t>(n));
+    set_live_facts(r, ctx, input.size(), n);
     ap_set_content_length(r, static_cast<apr_off_t>(n));
     if (ctx->sink.copying() &&
         static_cast<std::int64_t>(n) <= dir_config(r).cache_max_entry_value()) {
@@ -600,6 +632,7 @@ apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     }
     set_notes(r, dir_config(r), ctx->coding, static_cast<apr_off_t>(ctx->encoder->bytes_in()),
               static_cast<apr_off_t>(ctx->encoder->bytes_out()));
+    set_live_facts(r, ctx, ctx->encoder->bytes_in(), ctx->encoder->bytes_out());
     if (ctx->whole_body)
         ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     ctx->encoder.reset();  // free the library state now, not at the end of the request

@@ -17,6 +17,7 @@
 #include "mc/headers.h"
 #include "mc_bucket_sink.h"
 #include "mc_config.h"
+#include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 
@@ -129,6 +130,10 @@ apr_status_t decode_bucket(request_rec* r, InflateCtx* ctx, apr_bucket* e, const
         ctx->decoder->write({reinterpret_cast<const std::byte*>(data), len}, ctx->sink);
     if (st.is_ok()) return APR_SUCCESS;
     const bool limit = st.code() == mc::Code::kLimitExceeded;
+    if (ctx->raw != nullptr) {  // a request body (the INFLATE output filter has no raw)
+        count(limit ? mc::metrics::Event::kInflateTooLarge
+                    : mc::metrics::Event::kInflateBadRequest);
+    }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                   MC_LOGNO(00020) "%s: %s after %" APR_UINT64_T_FMT " bytes in, %" APR_UINT64_T_FMT
                                   " bytes out",
@@ -201,6 +206,7 @@ apr_status_t fill(ap_filter_t* f, InflateCtx* ctx, apr_read_type_e block, apr_of
             if (!ctx->decoder->finished() && ctx->decoder->total_in() > 0) {
                 ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                               MC_LOGNO(00022) "request body: compressed data is truncated");
+                count(mc::metrics::Event::kInflateBadRequest);
                 apr_brigade_cleanup(ctx->raw);
                 ctx->decoder.reset();
                 return APR_EGENERAL;
@@ -209,6 +215,9 @@ apr_status_t fill(ap_filter_t* f, InflateCtx* ctx, apr_read_type_e block, apr_of
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->out, e);
             ctx->eos = true;
+            count(mc::metrics::Event::kInflateBody);
+            count(mc::metrics::Event::kInflateBytesIn, ctx->decoder->total_in());
+            count(mc::metrics::Event::kInflateBytesOut, ctx->decoder->total_out());
             break;
         }
         if (!APR_BUCKET_IS_METADATA(e)) {

@@ -19,6 +19,7 @@
 #include "mc/params.h"
 #include "mc_cache.h"
 #include "mc_config.h"
+#include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_response.h"
 
@@ -93,6 +94,15 @@ int set_validators_and_headers(request_rec* r, const mc::Config& cfg, mc::Coding
     const int cond = ap_meets_conditions(r);
     set_compressed_headers(r, coding, cfg);
     set_source(r, cfg, source);
+    if (cond == OK) {
+        mc::metrics::ResponseFacts facts;
+        facts.coding = coding;
+        facts.source = std::strcmp(source, "sidecar") == 0 ? mc::metrics::Source::kSidecar
+                                                           : mc::metrics::Source::kCache;
+        facts.bytes_in = static_cast<std::uint64_t>(r->finfo.size);
+        facts.bytes_out = r->header_only ? 0 : static_cast<std::uint64_t>(length);
+        set_response_facts(r, facts);
+    }
     // Also on a 304, as the default handler does: mod_cache takes the length of the entry it
     // revalidates from the 304's Content-Length (without it, from the empty body: 0).
     ap_set_content_length(r, length);
@@ -259,9 +269,11 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
         st->cache_key = apr_pstrmemdup(r->pool, key.data(), key.size());
         st->cache_coding = coding;
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache miss");
+        count(mc::metrics::Event::kCacheMiss);
         return DECLINED;
     }
     if (!file_readable(r)) return DECLINED;  // the default handler answers (403)
+    count(mc::metrics::Event::kCacheHit);
     if (hit.level < cfg.cache_level_for(coding)) cache_request_upgrade(r, key, coding);
     const int cond =
         set_validators_and_headers(r, cfg, coding, static_cast<apr_off_t>(hit.size), "cache");
