@@ -489,6 +489,7 @@ Config fill_all(int variant) {
     c.cache = a ? Toggle::kOff : Toggle::kOn;
     c.cache_max_entry = a ? 0 : 4 << 20;
     c.cross_site = a ? mc::CrossSiteMode::kIdentity : mc::CrossSiteMode::kCompress;
+    c.cpu_budget = static_cast<std::int16_t>(a ? 0 : 40);
     return c;
 }
 
@@ -514,6 +515,7 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.cache_max_entry, want.cache_max_entry);
     EXPECT_EQ(got.cache_level, want.cache_level);
     EXPECT_EQ(got.cross_site, want.cross_site);
+    EXPECT_EQ(got.cpu_budget, want.cpu_budget);
 }
 
 struct Field {
@@ -542,6 +544,7 @@ std::vector<Field> all_fields() {
         {"cache_max_entry",
          [](Config& c, const Config& s) { c.cache_max_entry = s.cache_max_entry; }},
         {"cross_site", [](Config& c, const Config& s) { c.cross_site = s.cross_site; }},
+        {"cpu_budget", [](Config& c, const Config& s) { c.cpu_budget = s.cpu_budget; }},
     };
     for (const Coding k : mc::kAllCompressing) {
         const std::size_t i = mc::index(k);
@@ -702,4 +705,23 @@ TEST(ConfigParseTest, CrossSiteModes) {
     EXPECT_FALSE(cfg.cross_site_identity()) << "default: Compress";
     cfg.cross_site = mc::CrossSiteMode::kIdentity;
     EXPECT_TRUE(cfg.cross_site_identity());
+}
+
+TEST(ConfigParseTest, CpuBudget) {
+    std::int16_t v = -1;
+    EXPECT_TRUE(mc::parse_cpu_budget("Off", v).is_ok());
+    EXPECT_EQ(v, 0);
+    EXPECT_TRUE(mc::parse_cpu_budget("50", v).is_ok());
+    EXPECT_EQ(v, 50);
+    EXPECT_TRUE(mc::parse_cpu_budget("100%", v).is_ok());
+    EXPECT_EQ(v, 100);
+    for (const char* bad : {"", "0", "101", "50%%", "%", "-5", "1.5", "on"}) {
+        std::int16_t keep = 7;
+        EXPECT_FALSE(mc::parse_cpu_budget(bad, keep).is_ok()) << bad;
+        EXPECT_EQ(keep, 7) << bad;
+    }
+    Config cfg;
+    EXPECT_EQ(cfg.cpu_budget_share(), 0.0) << "default Off";
+    cfg.cpu_budget = 25;
+    EXPECT_DOUBLE_EQ(cfg.cpu_budget_share(), 0.25);
 }

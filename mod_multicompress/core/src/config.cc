@@ -93,6 +93,7 @@ Config merge(const Config& base, const Config& add) {
         out.cache_level[i] = pick<std::int16_t>(base.cache_level[i], add.cache_level[i], -1);
     }
     out.cross_site = pick(base.cross_site, add.cross_site, CrossSiteMode::kUnset);
+    out.cpu_budget = pick<std::int16_t>(base.cpu_budget, add.cpu_budget, -1);
     return out;
 }
 
@@ -214,6 +215,20 @@ Status parse_note_kind(std::string_view s, NoteKind& out) {
     } else {
         return {Code::kInvalidArgument, "expects ratio, input, output, encoding or source"};
     }
+    return Status::ok();
+}
+
+Status parse_cpu_budget(std::string_view s, std::int16_t& out) {
+    if (iequals(s, "Off")) {
+        out = 0;
+        return Status::ok();
+    }
+    if (!s.empty() && s.back() == '%') s.remove_suffix(1);
+    std::int64_t v = 0;
+    if (!parse_int(s, 1, 100, v).is_ok()) {
+        return {Code::kInvalidArgument, "expects Off or a percentage 1-100 (e.g. 50 or 50%)"};
+    }
+    out = static_cast<std::int16_t>(v);
     return Status::ok();
 }
 

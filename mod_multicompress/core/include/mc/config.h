@@ -68,6 +68,7 @@ struct Config {
     std::int64_t cache_max_entry = -1;
     std::array<std::int16_t, kCodingCount> cache_level{-1, -1, -1, -1, -1};
     CrossSiteMode cross_site = CrossSiteMode::kUnset;
+    std::int16_t cpu_budget = -1;  ///< MultiCompressCPUBudget: -1 unset, 0 Off, else percent
 
     // Effective values (defaults filled in).
     [[nodiscard]] std::span<const Coding> encodings() const;
@@ -87,6 +88,10 @@ struct Config {
     }
     [[nodiscard]] bool honor_no_transform() const {
         return no_transform != NoTransformMode::kIgnore;
+    }
+    /// The CPU budget as a share of the machine (0..1], or 0 when Off (the default).
+    [[nodiscard]] double cpu_budget_share() const {
+        return cpu_budget <= 0 ? 0.0 : cpu_budget / 100.0;
     }
     [[nodiscard]] bool cross_site_identity() const {
         return cross_site == CrossSiteMode::kIdentity;
@@ -139,6 +144,8 @@ Status parse_etag_mode(std::string_view s, ETagMode& out);
 Status set_cache_level(Config& cfg, std::string_view enc, std::string_view value);
 /// On | Off (case-insensitive).
 Status parse_toggle(std::string_view s, Toggle& out);
+/// MultiCompressCPUBudget: Off, or a percentage 1-100 with an optional trailing '%'.
+Status parse_cpu_budget(std::string_view s, std::int16_t& out);
 /// Compress | Identity (case-insensitive).
 Status parse_cross_site_mode(std::string_view s, CrossSiteMode& out);
 /// ratio | input | output | encoding | source.
