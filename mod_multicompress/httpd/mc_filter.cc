@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -267,6 +268,15 @@ public:
         if (free_.size() < kPoolSize) free_.push_back(std::move(c));
     }
 
+    /// Frees the kept compressors (idle trim); the next bodies make new ones.
+    void clear() {
+        std::vector<std::unique_ptr<mc::OneShotCompressor>> drop;
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            drop.swap(free_);
+        }
+    }
+
 private:
     std::mutex mu_;
     std::vector<std::unique_ptr<mc::OneShotCompressor>> free_;
@@ -274,6 +284,11 @@ private:
 
 // Created per child in filter_child_init, read-only afterwards (the pool locks itself).
 CompressorPool* g_compressors = nullptr;
+
+// A child that was busy and then saw no compression for this long frees its pooled compressors
+// and gives malloc's free memory back (mc::mem_trim): what a burst left in the arenas of the
+// child's threads is returned when it goes quiet, not kept until the child exits.
+constexpr std::chrono::milliseconds kIdleTrimTick{1000};
 
 // The free function of heap buckets over mc::mem_alloc blocks.
 void free_mapped(void* p) {
@@ -700,6 +715,11 @@ void filter_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
     try {
         g_compressors = pool_new<CompressorPool>(pchild);
         g_gate = pool_new<CompressionGate>(pchild);
+        // Destroyed (stopped and joined) before the pool above, registered earlier.
+        pool_new<mc::IdleTrimmer>(pchild, kIdleTrimTick, [] {
+            if (g_compressors != nullptr) g_compressors->clear();
+            mc::mem_trim();
+        });
     } catch (...) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
                      MC_LOGNO(00012) "cannot create the compressor pool");

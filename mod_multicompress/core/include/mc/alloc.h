@@ -9,7 +9,13 @@
 // never enters an arena and never moves glibc's threshold); smaller ones come from malloc.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace mc {
 
@@ -27,5 +33,36 @@ void mem_free_cb(void* opaque, void* p) noexcept;
 
 /// Bytes currently mapped by mem_alloc (its large blocks), for tests and diagnostics.
 [[nodiscard]] std::size_t mem_mapped_bytes() noexcept;
+/// How many blocks mem_alloc has handed out so far: a process is busy while this moves.
+[[nodiscard]] std::uint64_t mem_allocations() noexcept;
+
+/// Gives the free memory malloc holds back to the system (malloc_trim(0) on glibc, which also
+/// releases the free pages inside its arenas; nothing elsewhere). Takes each arena's lock for
+/// the time it walks it, so it is for idle moments (IdleTrimmer).
+void mem_trim() noexcept;
+
+/// A thread that calls `on_idle` once after every busy spell: when mem_allocations() moved
+/// since the last trim but not during the last `tick`. Stopped and joined when destroyed.
+class IdleTrimmer {
+public:
+    IdleTrimmer(std::chrono::milliseconds tick, std::function<void()> on_idle);
+    ~IdleTrimmer();
+    IdleTrimmer(const IdleTrimmer&) = delete;
+    IdleTrimmer& operator=(const IdleTrimmer&) = delete;
+
+    /// Times on_idle ran (tests).
+    [[nodiscard]] std::uint64_t trims() const;
+
+private:
+    void loop();
+
+    std::chrono::milliseconds tick_;
+    std::function<void()> on_idle_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::uint64_t trims_ = 0;
+    std::thread thread_;
+};
 
 }  // namespace mc
