@@ -73,7 +73,7 @@ void BucketSink::seal() {
     pending_ += used_;
     if (copy_ != nullptr) {
         if (copy_->size() + used_ > copy_limit_) {
-            copy_->clear();
+            mc::MemString().swap(*copy_);  // too large for the cache: free it now
             copy_ = nullptr;
         } else {
             copy_->append(buf_, used_);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "mc/alloc.h"
 #include "mc/sink.h"
 
 namespace mc::httpd {
@@ -31,7 +32,7 @@ public:
     void reset_pending() { pending_ = 0; }
     /// Also keeps a copy of everything sealed in `copy`, until it would exceed `limit` bytes
     /// (then the copy is dropped and copying stops). Used to fill the cache from a live response.
-    void copy_to(std::string* copy, std::size_t limit) {
+    void copy_to(mc::MemString* copy, std::size_t limit) {
         copy_ = copy;
         copy_limit_ = limit;
     }
@@ -47,7 +48,7 @@ private:
     bool buf_mapped_ = false;  ///< buf_ is from mc::mem_alloc (chunks of kMapThreshold and more)
     std::size_t used_ = 0;
     std::size_t pending_ = 0;
-    std::string* copy_ = nullptr;
+    mc::MemString* copy_ = nullptr;
     std::size_t copy_limit_ = 0;
 };
 

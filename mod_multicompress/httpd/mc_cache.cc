@@ -95,7 +95,7 @@ private:
 
 bool store_entry(server_rec* s, const ServerConf& sc, const std::string& key, mc::Coding coding,
                  int level, std::string_view body, apr_pool_t* pool) {
-    std::string value;
+    mc::MemString value;  // not malloc: see mc::MemAllocator
     value.reserve(kHeader + body.size());
     value.append(kMagic, sizeof kMagic);
     value.push_back(static_cast<char>(level));
@@ -195,20 +195,26 @@ private:
             apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000 != job.mtime) {
             return;
         }
+        // The file and its compressed form in mc::mem_alloc memory, not malloc's (see
+        // mc::MemAllocator): a multi-MB block freed through malloc raises its thresholds.
         std::ifstream in(job.path, std::ios::binary);
-        std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (static_cast<apr_off_t>(body.size()) != job.size) return;
+        mc::MemString body(static_cast<std::size_t>(job.size), '\0');
+        in.read(body.data(), static_cast<std::streamsize>(body.size()));
+        if (in.gcount() != static_cast<std::streamsize>(job.size) ||
+            in.peek() != std::char_traits<char>::eof()) {
+            return;
+        }
         mc::EncoderParams p;
         p.coding = job.coding;
         p.level = job.level;
-        mc::StringSink sink(64 * 1024);
+        mc::MemStringSink sink(64 * 1024);
         const auto done =
             mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
         const ServerConf* sc = server_conf(job.server);
         if (sc == nullptr || sc->instance == nullptr) return;
-        if (!store_usable() ||
-            !store_entry(job.server, *sc, job.key, job.coding, job.level, sink.data(), pool)) {
+        if (!store_usable() || !store_entry(job.server, *sc, job.key, job.coding, job.level,
+                                            {sink.data().data(), sink.data().size()}, pool)) {
             return;
         }
         ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server, "cache: %s upgraded to %s level %d",

@@ -113,11 +113,11 @@ struct FilterCtx {
     BucketSink sink;
     std::unique_ptr<mc::Encoder> encoder;
     std::size_t chunk_size;
-    bool whole_body = false;  ///< hold output until EOS and set Content-Length
-    bool unflushed = false;   ///< data went into the encoder since the last flush
-    bool done = false;        ///< EOS seen
-    bool finished = false;    ///< the encoder wrote its end of stream
-    std::string cache_copy;   ///< the compressed body, for the cache (see RequestState)
+    bool whole_body = false;   ///< hold output until EOS and set Content-Length
+    bool unflushed = false;    ///< data went into the encoder since the last flush
+    bool done = false;         ///< EOS seen
+    bool finished = false;     ///< the encoder wrote its end of stream
+    mc::MemString cache_copy;  ///< the compressed body, for the cache (see RequestState)
     int level = 0;
     mc::Coding coding = mc::Coding::kIdentity;
     mc::EncoderParams params;  ///< for the one-shot path
@@ -561,8 +561,8 @@ apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     ctx->done = true;
     ctx->sink.seal();
     if (ctx->sink.copying()) {
-        store_in_cache(r, ctx->level, ctx->cache_copy);
-        std::string().swap(ctx->cache_copy);
+        store_in_cache(r, ctx->level, {ctx->cache_copy.data(), ctx->cache_copy.size()});
+        mc::MemString().swap(ctx->cache_copy);
     }
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);

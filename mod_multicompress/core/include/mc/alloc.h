@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <new>
+#include <string>
 #include <thread>
 
 namespace mc {
@@ -33,6 +35,29 @@ void mem_free_cb(void* opaque, void* p) noexcept;
 
 /// Bytes currently mapped by mem_alloc (its large blocks), for tests and diagnostics.
 [[nodiscard]] std::size_t mem_mapped_bytes() noexcept;
+/// A standard allocator over mem_alloc, for containers that grow to body sizes: a std::string
+/// grown by doubling frees multi-MB malloc blocks, and every such free raises glibc's mmap and
+/// trim thresholds for the whole process (to 32 MiB at most), after which nothing is trimmed.
+template <class T>
+struct MemAllocator {
+    using value_type = T;
+    MemAllocator() noexcept = default;
+    template <class U>
+    MemAllocator(const MemAllocator<U>& /*other*/) noexcept {
+    }  // NOLINT(google-explicit-constructor)
+    T* allocate(std::size_t n) {
+        if (n > SIZE_MAX / 2 / sizeof(T)) throw std::bad_alloc();
+        void* p = mem_alloc(n * sizeof(T));
+        if (p == nullptr) throw std::bad_alloc();
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t /*n*/) noexcept { mem_free(p); }
+    friend bool operator==(const MemAllocator& /*a*/, const MemAllocator& /*b*/) { return true; }
+};
+
+/// Bytes (a body, a cache entry) in mem_alloc memory.
+using MemString = std::basic_string<char, std::char_traits<char>, MemAllocator<char>>;
+
 /// How many blocks mem_alloc has handed out so far: a process is busy while this moves.
 [[nodiscard]] std::uint64_t mem_allocations() noexcept;
 
