@@ -146,7 +146,8 @@ private:
 
 bool store_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id, int level,
                  std::string_view body, apr_pool_t* pool) {
-    std::string value = mc::encode_entry(id, level, body, g_secret);
+    // not malloc: see mc::MemAllocator
+    mc::MemString value = mc::encode_entry_mem(id, level, body, g_secret);
     if (value.empty()) return false;  // a key or level the format cannot hold: nothing to keep
     const std::string_view key = id.key;
     apr_status_t rv;
@@ -243,13 +244,19 @@ private:
             apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000 != job.mtime) {
             return;
         }
+        // The file and its compressed form in mc::mem_alloc memory, not malloc's (see
+        // mc::MemAllocator): a multi-MB block freed through malloc raises its thresholds.
         std::ifstream in(job.path, std::ios::binary);
-        std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (static_cast<apr_off_t>(body.size()) != job.size) return;
+        mc::MemString body(static_cast<std::size_t>(job.size), '\0');
+        in.read(body.data(), static_cast<std::streamsize>(body.size()));
+        if (in.gcount() != static_cast<std::streamsize>(job.size) ||
+            in.peek() != std::char_traits<char>::eof()) {
+            return;
+        }
         mc::EncoderParams p;
         p.coding = job.coding;
         p.level = job.level;
-        mc::StringSink sink(64 * 1024);
+        mc::MemStringSink sink(64 * 1024);
         const auto done =
             mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
@@ -257,7 +264,8 @@ private:
         if (sc == nullptr || sc->instance == nullptr) return;
         const mc::EntryIdentity id =
             identity_of(job.key, job.coding, job.size, job.mtime, job.inode);
-        if (!store_usable() || !store_entry(job.server, *sc, id, job.level, sink.data(), pool)) {
+        if (!store_usable() || !store_entry(job.server, *sc, id, job.level,
+                                            {sink.data().data(), sink.data().size()}, pool)) {
             return;
         }
         count(mc::metrics::Event::kCacheUpgrade);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -22,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "mc/alloc.h"
 #include "mc/encoder.h"
 #include "mc/headers.h"
 #include "mc/oneshot.h"
@@ -117,11 +119,11 @@ struct FilterCtx {
     BucketSink sink;
     std::unique_ptr<mc::Encoder> encoder;
     std::size_t chunk_size;
-    bool whole_body = false;  ///< hold output until EOS and set Content-Length
-    bool unflushed = false;   ///< data went into the encoder since the last flush
-    bool done = false;        ///< EOS seen
-    bool finished = false;    ///< the encoder wrote its end of stream
-    std::string cache_copy;   ///< the compressed body, for the cache (see RequestState)
+    bool whole_body = false;   ///< hold output until EOS and set Content-Length
+    bool unflushed = false;    ///< data went into the encoder since the last flush
+    bool done = false;         ///< EOS seen
+    bool finished = false;     ///< the encoder wrote its end of stream
+    mc::MemString cache_copy;  ///< the compressed body, for the cache (see RequestState)
     int level = 0;
     mc::Coding coding = mc::Coding::kIdentity;
     mc::EncoderParams params;  ///< for the one-shot path
@@ -273,6 +275,15 @@ public:
         if (free_.size() < kPoolSize) free_.push_back(std::move(c));
     }
 
+    /// Frees the kept compressors (idle trim); the next bodies make new ones.
+    void clear() {
+        std::vector<std::unique_ptr<mc::OneShotCompressor>> drop;
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            drop.swap(free_);
+        }
+    }
+
 private:
     std::mutex mu_;
     std::vector<std::unique_ptr<mc::OneShotCompressor>> free_;
@@ -280,6 +291,16 @@ private:
 
 // Created per child in filter_child_init, read-only afterwards (the pool locks itself).
 CompressorPool* g_compressors = nullptr;
+
+// A child that was busy and then saw no compression for this long frees its pooled compressors
+// and gives malloc's free memory back (mc::mem_trim): what a burst left in the arenas of the
+// child's threads is returned when it goes quiet, not kept until the child exits.
+constexpr std::chrono::milliseconds kIdleTrimTick{1000};
+
+// The free function of heap buckets over mc::mem_alloc blocks.
+void free_mapped(void* p) {
+    mc::mem_free(p);
+}
 
 apr_status_t pass_through(ap_filter_t* f, apr_bucket_brigade* bb) {
     ap_remove_output_filter(f);
@@ -566,7 +587,7 @@ void store_in_cache(request_rec* r, int level, std::string_view body) {
 apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* bb) {
     request_rec* r = f->r;
     std::span<const std::byte> input;
-    std::string joined;
+    std::size_t total = 0;
     int pieces = 0;
     for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
          e = APR_BUCKET_NEXT(e)) {
@@ -579,29 +600,58 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
             return rv;
         }
         if (len == 0) continue;
-        if (++pieces == 1) {
-            input = {reinterpret_cast<const std::byte*>(data), len};
-        } else {
-            if (pieces == 2)
-                joined.assign(reinterpret_cast<const char*>(input.data()), input.size());
-            joined.append(data, len);
-        }
+        if (++pieces == 1) input = {reinterpret_cast<const std::byte*>(data), len};
+        total += len;
     }
-    if (pieces > 1) input = std::as_bytes(std::span<const char>(joined.data(), joined.size()));
+    // A body in several buckets is joined first, in a block mapped on its own (mc/alloc.h):
+    // the buckets were read above, so reading them again only returns their memory.
+    std::unique_ptr<void, void (*)(void*)> joined(nullptr, free_mapped);
+    if (pieces > 1) {
+        joined.reset(mc::mem_alloc(total));
+        if (!joined) throw std::bad_alloc();
+        auto* at = static_cast<char*>(joined.get());
+        for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
+             e = APR_BUCKET_NEXT(e)) {
+            if (APR_BUCKET_IS_METADATA(e)) continue;
+            const char* data = nullptr;
+            apr_size_t len = 0;
+            if (apr_status_t rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+                rv != APR_SUCCESS) {
+                ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
+                              MC_LOGNO(00180) "reading the response failed");
+                return rv;
+            }
+            if (len > total - static_cast<std::size_t>(at - static_cast<char*>(joined.get()))) {
+                ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                              MC_LOGNO(00181) "response bucket grew between two reads");
+                return APR_EGENERAL;
+            }
+            if (len > 0) std::memcpy(at, data, len);
+            at += len;
+        }
+        input = {static_cast<const std::byte*>(joined.get()), total};
+    }
 
     std::unique_ptr<mc::OneShotCompressor> compressor =
         g_compressors != nullptr ? g_compressors->take()
                                  : std::make_unique<mc::OneShotCompressor>();
     const std::size_t cap = mc::OneShotCompressor::bound(ctx->coding, input.size());
-    auto* out = static_cast<char*>(apr_bucket_alloc(cap, f->c->bucket_alloc));
+    // The output of a large body is mapped on its own (mc/alloc.h), not taken from malloc's
+    // arenas through the connection's allocator.
+    const bool mapped = cap >= mc::kMapThreshold;
+    auto* out =
+        static_cast<char*>(mapped ? mc::mem_alloc(cap) : apr_bucket_alloc(cap, f->c->bucket_alloc));
+    if (out == nullptr) throw std::bad_alloc();
     const std::uint64_t t0 = thread_cpu_ns();
     const auto done =
         compressor->compress(ctx->params, input, {reinterpret_cast<std::byte*>(out), cap});
     ctx->cpu_ns += thread_cpu_ns() - t0;
     if (g_compressors != nullptr) g_compressors->give_back(std::move(compressor));
     ctx->gate.release();
+    joined.reset();
+    void (*free_out)(void*) = mapped ? free_mapped : apr_bucket_free;
     if (!done.is_ok()) {
-        apr_bucket_free(out);
+        free_out(out);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00011) "%s compression failed: %s",
                       mc::coding_token(ctx->coding).data(), done.status().reason());
         return APR_EGENERAL;
@@ -616,8 +666,7 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
         store_in_cache(r, ctx->level, {out, n});
     }
     ctx->done = true;
-    APR_BRIGADE_INSERT_TAIL(ctx->bb,
-                            apr_bucket_heap_create(out, n, apr_bucket_free, f->c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(ctx->bb, apr_bucket_heap_create(out, n, free_out, f->c->bucket_alloc));
     apr_bucket* eos = APR_BRIGADE_LAST(bb);
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
@@ -640,8 +689,8 @@ apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     ctx->done = true;
     ctx->sink.seal();
     if (ctx->sink.copying()) {
-        store_in_cache(r, ctx->level, ctx->cache_copy);
-        std::string().swap(ctx->cache_copy);
+        store_in_cache(r, ctx->level, {ctx->cache_copy.data(), ctx->cache_copy.size()});
+        mc::MemString().swap(ctx->cache_copy);
     }
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);
@@ -814,6 +863,11 @@ void filter_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
     try {
         g_compressors = pool_new<CompressorPool>(pchild);
         g_gate = pool_new<CompressionGate>(pchild);
+        // Destroyed (stopped and joined) before the pool above, registered earlier.
+        pool_new<mc::IdleTrimmer>(pchild, kIdleTrimTick, [] {
+            if (g_compressors != nullptr) g_compressors->clear();
+            mc::mem_trim();
+        });
     } catch (...) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
                      MC_LOGNO(00012) "cannot create the compressor pool");

@@ -3,16 +3,39 @@
 #include "mc/oneshot.h"
 
 #include <libdeflate.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_createCCtx_advanced
 #include <zstd.h>
+
+#include <mutex>
+
+#include "mc/alloc.h"
 
 namespace mc {
 
+namespace {
+
+// libdeflate 1.14 has one process-wide allocator (libdeflate_set_memory_allocator); set it once,
+// before the first compressor. Its compressors (300 KiB to 1 MiB) are then mapped on their own.
+void route_libdeflate() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        libdeflate_set_memory_allocator([](std::size_t n) { return mem_alloc(n); },
+                                        [](void* p) { mem_free(p); });
+    });
+}
+
+const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
+
+}  // namespace
+
 struct OneShotCompressor::ZstdHolder {
-    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx* cctx = ZSTD_createCCtx_advanced(kZstdMem);
     ~ZstdHolder() { ZSTD_freeCCtx(cctx); }
 };
 
-OneShotCompressor::OneShotCompressor() = default;
+OneShotCompressor::OneShotCompressor() {
+    route_libdeflate();
+}
 
 OneShotCompressor::~OneShotCompressor() {
     if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
