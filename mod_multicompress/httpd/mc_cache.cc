@@ -325,7 +325,9 @@ void* merge_server_config(apr_pool_t* p, void* base_v, void* add_v) noexcept {
         ServerConf(add->provider != nullptr ? *add : *base);
 }
 
-void note_cache_wanted() {
+void note_cache_wanted(cmd_parms* /*cmd*/) {
+    // .htaccess files are read by request threads, after post_config: leave the flag alone.
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_RUN_MPM) return;
     g_cache_wanted = true;
 }
 
@@ -504,9 +506,9 @@ void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key
 
 }  // namespace
 
-bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
+Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
     const ServerConf* sc = server_conf(r->server);
-    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return false;
+    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return Lookup::kUnavailable;
     // One read, into a buffer that holds any entry this file can have: the largest body kept
     // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
     // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
@@ -524,17 +526,17 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
                                     reinterpret_cast<const unsigned char*>(key.data()),
                                     static_cast<unsigned int>(key.size()), buf, &len, r->pool);
     }
-    if (APR_STATUS_IS_NOTFOUND(rv)) return false;
+    if (APR_STATUS_IS_NOTFOUND(rv)) return Lookup::kMiss;
     if (rv == APR_ENOSPC || rv == APR_ENOMEM) {
         mc::ParsedEntry e;
         e.error = mc::EntryError::kLengthMismatch;
         e.detail = "larger than any entry for this file";
         drop_bad_entry(r, *sc, key, e);
-        return false;
+        return Lookup::kMiss;
     }
     if (rv != APR_SUCCESS) {
         store_failed(r->server, rv, "a lookup");
-        return false;
+        return Lookup::kUnavailable;
     }
     // The store is shared and often unauthenticated: nothing of the value is used before it is
     // known to be whole, intact and made from this version of this file.
@@ -543,12 +545,12 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
         identity_of(key, coding, r->finfo.size, r->finfo.mtime, r->finfo.inode), g_secret);
     if (!e.ok()) {
         drop_bad_entry(r, *sc, key, e);
-        return false;
+        return Lookup::kMiss;
     }
     out.level = e.level;
     out.data = e.body.data();
     out.size = e.body.size();
-    return true;
+    return Lookup::kHit;
 }
 
 void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,

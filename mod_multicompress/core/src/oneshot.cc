@@ -49,6 +49,16 @@ bool OneShotCompressor::supports(Coding c) {
     return c == Coding::kGzip || c == Coding::kDeflate || c == Coding::kZstd;
 }
 
+bool OneShotCompressor::suits(const Config& cfg, const EncoderParams& params) {
+    if (!supports(params.coding)) return false;
+    if (params.coding != Coding::kGzip && params.coding != Coding::kDeflate) return true;
+    // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow or
+    // DeflateWindowSize, or a DeflateMemLevel, keeps zlib. Its levels 8 and 9 search much harder
+    // than zlib's (bench/: gzip-9 0.9x mod_deflate), so those stay with zlib too.
+    const int window = cfg.window_for(params.coding);
+    return (window == 0 || window == 15) && cfg.mem_level < 0 && params.level <= 7;
+}
+
 std::size_t OneShotCompressor::bound(Coding c, std::size_t n) {
     if (c == Coding::kZstd) return ZSTD_compressBound(n);
     // libdeflate's bound with a NULL compressor is valid for every level; add the gzip/zlib
