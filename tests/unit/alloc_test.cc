@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace {
 
 TEST(MemAlloc, SmallAndLargeBlocksAreAlignedWritableAndAccounted) {
+    mc::mem_trim();  // nothing cached from an earlier test
     const std::size_t before = mc::mem_mapped_bytes();
     void* small = mc::mem_alloc(100);
     ASSERT_NE(small, nullptr);
@@ -29,9 +31,29 @@ TEST(MemAlloc, SmallAndLargeBlocksAreAlignedWritableAndAccounted) {
     EXPECT_EQ(static_cast<unsigned char*>(big)[big_n - 1], 0xcd);
 
     mc::mem_free(big);
-    EXPECT_EQ(mc::mem_mapped_bytes(), before);  // unmapped, not kept
+    EXPECT_EQ(mc::mem_mapped_bytes(), before);
+    EXPECT_GE(mc::mem_cached_bytes(), big_n);  // kept for the next body...
+    void* again = mc::mem_alloc(big_n);
+    EXPECT_EQ(again, big);  // ...which gets it back
+    mc::mem_free(again);
+    mc::mem_trim();
+    EXPECT_EQ(mc::mem_cached_bytes(), 0U);  // the idle trim unmaps it
     mc::mem_free(small);
     mc::mem_free(nullptr);
+}
+
+TEST(MemAlloc, CacheIsBounded) {
+    mc::mem_trim();
+    std::vector<void*> blocks;
+    for (int i = 0; i < 40; ++i) blocks.push_back(mc::mem_alloc(1024 * 1024));  // 40 MiB
+    for (void* p : blocks) mc::mem_free(p);
+    EXPECT_LE(mc::mem_cached_bytes(), 16U * 1024 * 1024);
+    void* huge = mc::mem_alloc(8 * 1024 * 1024);
+    const std::size_t cached = mc::mem_cached_bytes();
+    mc::mem_free(huge);
+    EXPECT_EQ(mc::mem_cached_bytes(), cached);  // over 4 MiB: unmapped at once
+    mc::mem_trim();
+    EXPECT_EQ(mc::mem_cached_bytes(), 0U);
 }
 
 TEST(MemAlloc, CallbacksCountAllocations) {

@@ -8,9 +8,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <utility>
 
 namespace mc {
@@ -37,7 +39,76 @@ std::size_t page_size() noexcept {
     return size;
 }
 
+// Freed mapped blocks kept for the next body: mapping fresh memory for every response costs a
+// page fault per page written and a munmap (a TLB shootdown across the threads) at the end, three
+// times the compression time of a small body. Bounded in count, size and total, and emptied by
+// mem_trim (the idle trim).
+constexpr std::size_t kCacheSlots = 64;
+constexpr std::size_t kCacheBytes = 16 * 1024 * 1024;
+constexpr std::size_t kCacheBlockMax = 4 * 1024 * 1024;
+
+struct BlockCache {
+    std::mutex mu;
+    std::array<Header*, kCacheSlots> blocks{};
+    std::size_t count = 0;
+    std::size_t bytes = 0;
+};
+
+BlockCache& block_cache() {
+    static auto* cache = new BlockCache;  // never destroyed: blocks may be freed at exit
+    return *cache;
+}
+
+// A cached block of `length` to 1.5 x `length` bytes (the smallest), or nullptr.
+Header* cache_take(std::size_t length) noexcept {
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    std::size_t best = kCacheSlots;
+    for (std::size_t i = 0; i < c.count; ++i) {
+        const std::size_t have = c.blocks[i]->length;
+        if (have >= length && have <= length + length / 2 &&
+            (best == kCacheSlots || have < c.blocks[best]->length)) {
+            best = i;
+        }
+    }
+    if (best == kCacheSlots) return nullptr;
+    Header* h = c.blocks[best];
+    c.blocks[best] = c.blocks[--c.count];
+    c.bytes -= h->length;
+    return h;
+}
+
+bool cache_put(Header* h) noexcept {
+    if (h->length > kCacheBlockMax) return false;
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    if (c.count == kCacheSlots || c.bytes + h->length > kCacheBytes) return false;
+    c.blocks[c.count++] = h;
+    c.bytes += h->length;
+    return true;
+}
+
+void cache_drop_all() noexcept {
+    std::array<Header*, kCacheSlots> drop{};
+    std::size_t n = 0;
+    {
+        BlockCache& c = block_cache();
+        const std::lock_guard<std::mutex> lock(c.mu);
+        drop = c.blocks;
+        n = c.count;
+        c.count = 0;
+        c.bytes = 0;
+    }
+    for (std::size_t i = 0; i < n; ++i) munmap(drop[i], drop[i]->length);
+}
+
 }  // namespace
+
+std::size_t mem_cached_bytes() noexcept {
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    return c.bytes;
+}
 
 void* mem_alloc(std::size_t n) noexcept {
     if (n > SIZE_MAX / 2) return nullptr;
@@ -52,12 +123,16 @@ void* mem_alloc(std::size_t n) noexcept {
     } else {
         const std::size_t page = page_size();
         const std::size_t length = (total + page - 1) / page * page;
-        void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return nullptr;
-        h = static_cast<Header*>(p);
-        h->length = length;
+        h = cache_take(length);
+        if (h == nullptr) {
+            void* p =
+                mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) return nullptr;
+            h = static_cast<Header*>(p);
+            h->length = length;
+        }
         h->kind = kMapped;
-        g_mapped.fetch_add(length, std::memory_order_relaxed);
+        g_mapped.fetch_add(h->length, std::memory_order_relaxed);
     }
     return h + 1;
 }
@@ -69,7 +144,7 @@ void mem_free(void* p) noexcept {
         const std::size_t length = h->length;
         h->kind = 0;
         g_mapped.fetch_sub(length, std::memory_order_relaxed);
-        munmap(h, length);
+        if (!cache_put(h)) munmap(h, length);
         return;
     }
     h->kind = 0;
@@ -93,6 +168,7 @@ std::uint64_t mem_allocations() noexcept {
 }
 
 void mem_trim() noexcept {
+    cache_drop_all();
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif

@@ -5,8 +5,9 @@
 // threshold to the size of the first large block freed (up to 32 MiB), so the multi-MB states of
 // brotli, zstd and zlib and the body-sized output buffers of a threaded server settle in arenas
 // that are rarely trimmed: RSS climbs to the high-water mark of every arena and stays there.
-// Here a block of kMapThreshold bytes or more is mapped on its own and unmapped when freed (it
-// never enters an arena and never moves glibc's threshold); smaller ones come from malloc.
+// Here a block of kMapThreshold bytes or more is mapped on its own (it never enters an arena and
+// never moves glibc's threshold) and, when freed, kept in a small cache for the next body or
+// unmapped; smaller ones come from malloc.
 #pragma once
 
 #include <chrono>
@@ -33,8 +34,11 @@ void mem_free(void* p) noexcept;
 void* mem_alloc_cb(void* opaque, std::size_t n) noexcept;
 void mem_free_cb(void* opaque, void* p) noexcept;
 
-/// Bytes currently mapped by mem_alloc (its large blocks), for tests and diagnostics.
+/// Bytes of mem_alloc's large blocks in use, for tests and diagnostics.
 [[nodiscard]] std::size_t mem_mapped_bytes() noexcept;
+/// Bytes of freed large blocks kept mapped for reuse (at most 16 MiB in 64 blocks of 4 MiB at
+/// most; emptied by mem_trim).
+[[nodiscard]] std::size_t mem_cached_bytes() noexcept;
 /// A standard allocator over mem_alloc, for containers that grow to body sizes: a std::string
 /// grown by doubling frees multi-MB malloc blocks, and every such free raises glibc's mmap and
 /// trim thresholds for the whole process (to 32 MiB at most), after which nothing is trimmed.
@@ -61,9 +65,9 @@ using MemString = std::basic_string<char, std::char_traits<char>, MemAllocator<c
 /// How many blocks mem_alloc has handed out so far: a process is busy while this moves.
 [[nodiscard]] std::uint64_t mem_allocations() noexcept;
 
-/// Gives the free memory malloc holds back to the system (malloc_trim(0) on glibc, which also
-/// releases the free pages inside its arenas; nothing elsewhere). Takes each arena's lock for
-/// the time it walks it, so it is for idle moments (IdleTrimmer).
+/// Unmaps the cached blocks and gives the free memory malloc holds back to the system
+/// (malloc_trim(0) on glibc, which releases the free pages inside its arenas). Takes each arena's
+/// lock for the time it walks it, so it is for idle moments (IdleTrimmer).
 void mem_trim() noexcept;
 
 /// A thread that calls `on_idle` once after every busy spell: when mem_allocations() moved
