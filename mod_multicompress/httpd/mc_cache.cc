@@ -146,7 +146,8 @@ private:
 
 bool store_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id, int level,
                  std::string_view body, apr_pool_t* pool) {
-    std::string value = mc::encode_entry(id, level, body, g_secret);
+    // not malloc: see mc::MemAllocator
+    mc::MemString value = mc::encode_entry_mem(id, level, body, g_secret);
     if (value.empty()) return false;  // a key or level the format cannot hold: nothing to keep
     const std::string_view key = id.key;
     apr_status_t rv;
@@ -243,13 +244,19 @@ private:
             apr_time_from_sec(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1000 != job.mtime) {
             return;
         }
+        // The file and its compressed form in mc::mem_alloc memory, not malloc's (see
+        // mc::MemAllocator): a multi-MB block freed through malloc raises its thresholds.
         std::ifstream in(job.path, std::ios::binary);
-        std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (static_cast<apr_off_t>(body.size()) != job.size) return;
+        mc::MemString body(static_cast<std::size_t>(job.size), '\0');
+        in.read(body.data(), static_cast<std::streamsize>(body.size()));
+        if (in.gcount() != static_cast<std::streamsize>(job.size) ||
+            in.peek() != std::char_traits<char>::eof()) {
+            return;
+        }
         mc::EncoderParams p;
         p.coding = job.coding;
         p.level = job.level;
-        mc::StringSink sink(64 * 1024);
+        mc::MemStringSink sink(64 * 1024);
         const auto done =
             mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);
         if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
@@ -257,7 +264,8 @@ private:
         if (sc == nullptr || sc->instance == nullptr) return;
         const mc::EntryIdentity id =
             identity_of(job.key, job.coding, job.size, job.mtime, job.inode);
-        if (!store_usable() || !store_entry(job.server, *sc, id, job.level, sink.data(), pool)) {
+        if (!store_usable() || !store_entry(job.server, *sc, id, job.level,
+                                            {sink.data().data(), sink.data().size()}, pool)) {
             return;
         }
         count(mc::metrics::Event::kCacheUpgrade);
@@ -317,7 +325,9 @@ void* merge_server_config(apr_pool_t* p, void* base_v, void* add_v) noexcept {
         ServerConf(add->provider != nullptr ? *add : *base);
 }
 
-void note_cache_wanted() {
+void note_cache_wanted(cmd_parms* /*cmd*/) {
+    // .htaccess files are read by request threads, after post_config: leave the flag alone.
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_RUN_MPM) return;
     g_cache_wanted = true;
 }
 
@@ -496,9 +506,9 @@ void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key
 
 }  // namespace
 
-bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
+Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
     const ServerConf* sc = server_conf(r->server);
-    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return false;
+    if (sc == nullptr || sc->instance == nullptr || !store_usable()) return Lookup::kUnavailable;
     // One read, into a buffer that holds any entry this file can have: the largest body kept
     // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
     // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
@@ -516,17 +526,17 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
                                     reinterpret_cast<const unsigned char*>(key.data()),
                                     static_cast<unsigned int>(key.size()), buf, &len, r->pool);
     }
-    if (APR_STATUS_IS_NOTFOUND(rv)) return false;
+    if (APR_STATUS_IS_NOTFOUND(rv)) return Lookup::kMiss;
     if (rv == APR_ENOSPC || rv == APR_ENOMEM) {
         mc::ParsedEntry e;
         e.error = mc::EntryError::kLengthMismatch;
         e.detail = "larger than any entry for this file";
         drop_bad_entry(r, *sc, key, e);
-        return false;
+        return Lookup::kMiss;
     }
     if (rv != APR_SUCCESS) {
         store_failed(r->server, rv, "a lookup");
-        return false;
+        return Lookup::kUnavailable;
     }
     // The store is shared and often unauthenticated: nothing of the value is used before it is
     // known to be whole, intact and made from this version of this file.
@@ -535,12 +545,12 @@ bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, Cac
         identity_of(key, coding, r->finfo.size, r->finfo.mtime, r->finfo.inode), g_secret);
     if (!e.ok()) {
         drop_bad_entry(r, *sc, key, e);
-        return false;
+        return Lookup::kMiss;
     }
     out.level = e.level;
     out.data = e.body.data();
     out.size = e.body.size();
-    return true;
+    return Lookup::kHit;
 }
 
 void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,

@@ -24,7 +24,9 @@ const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noex
 /// file's contents, and entries without a valid one are refused.
 const char* set_cache_secret(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
 /// Notes that some section turned MultiCompressCache on (a store is then set up at startup).
-void note_cache_wanted();
+/// Only while the configuration is read: a directive in .htaccess (read at request time) writes
+/// no process state, and without a server-level store its requests find the cache unavailable.
+void note_cache_wanted(cmd_parms* cmd);
 
 int cache_pre_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp) noexcept;
 int cache_post_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp,
@@ -41,8 +43,13 @@ struct CachedBody {
     std::size_t size = 0;
 };
 
-/// Looks the key up. False on a miss or when the store is unavailable (logged once).
-bool cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out);
+/// What a lookup found.
+enum class Lookup {
+    kHit,          ///< `out` holds the body
+    kMiss,         ///< no usable entry (a bad one was removed): the live response may fill it
+    kUnavailable,  ///< no store, or it failed lately (logged once): nothing is to be stored
+};
+Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out);
 /// Stores a body made at `level` (the live response) and asks for a stronger copy when
 /// MultiCompressCacheLevel is higher.
 void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int level,

@@ -218,9 +218,9 @@ const char* set_static(cmd_parms* /*cmd*/, void* mconfig, int on) noexcept {
     return nullptr;
 }
 
-const char* set_cache(cmd_parms* /*cmd*/, void* mconfig, int on) noexcept {
+const char* set_cache(cmd_parms* cmd, void* mconfig, int on) noexcept {
     cfg_of(mconfig).cache = on != 0 ? mc::Toggle::kOn : mc::Toggle::kOff;
-    if (on != 0) note_cache_wanted();
+    if (on != 0) note_cache_wanted(cmd);
     return nullptr;
 }
 

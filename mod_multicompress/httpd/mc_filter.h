@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compressing output filters (DEFLATE, BROTLI_COMPRESS, ZSTD, MULTICOMPRESS) and the
-// request hooks that go with them.
+// The compressing output filters (DEFLATE, BROTLI_COMPRESS, ZSTD, MULTICOMPRESS): one brigade
+// loop behind the four names, and the module's internal filters.
 #pragma once
 
 #include <httpd.h>
@@ -8,20 +8,8 @@
 
 namespace mc::httpd {
 
-/// child_init hook: the child's pool of one-shot compressors.
-void filter_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
-
-/// Registers the four output filters.
+/// Registers the four compressing filters and the internal ones (MULTICOMPRESS_304, the probe
+/// sink of the no-transform look-ahead).
 void register_output_filters();
-
-/// insert_filter hook (last): remembers which of our filters are on the response.
-void remember_filters(request_rec* r) noexcept;
-/// insert_error_filter hook: puts our filter back on a 304 from the default handler, so that it
-/// carries the Vary and ETag the 200 would (httpd removes content filters before sending it).
-void reinsert_for_304(request_rec* r) noexcept;
-
-/// fixups hook: removes our ETag suffixes from If-None-Match so that httpd's conditional
-/// evaluation sees the file's own ETag (httpd bug 45023).
-int strip_conditional_suffixes(request_rec* r) noexcept;
 
 }  // namespace mc::httpd

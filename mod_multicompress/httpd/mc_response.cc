@@ -148,16 +148,6 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
     return v;
 }
 
-RequestState* request_state(request_rec* r, bool create) {
-    auto* st =
-        static_cast<RequestState*>(ap_get_module_config(r->request_config, &multicompress_module));
-    if (st == nullptr && create) {
-        st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
-        ap_set_module_config(r->request_config, &multicompress_module, st);
-    }
-    return st;
-}
-
 void set_source(request_rec* r, const mc::Config& cfg, const char* source) {
     apr_table_setn(r->subprocess_env, "MULTICOMPRESS_SOURCE", source);
     if (const char* n = cfg.note(mc::NoteKind::kSource)) apr_table_setn(r->notes, n, source);

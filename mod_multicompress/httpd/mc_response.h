@@ -1,38 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading and writing a response's headers for the filters and the static handler: the
-// ResponseView the core decides on, Vary, Content-Encoding, ETag, and per-request state.
+// ResponseView the core decides on, Vary, Content-Encoding, ETag.
 #pragma once
 
 #include <httpd.h>
 #include <util_filter.h>
 
-#include <array>
-#include <cstddef>
 #include <string>
 
 #include "mc/coding.h"
 #include "mc/config.h"
 #include "mc/policy.h"
+#include "mc_request_state.h"
 
 namespace mc::httpd {
-
-/// Per-request state kept in r->request_config.
-struct RequestState {
-    static constexpr std::size_t kMaxHarnesses = 4;
-    mc::CodingSet codings;  ///< our filters on the response, as seen at insert_filter
-    /// mod_filter harnesses with one of our filters as a provider, for a 304 (see
-    /// remember_filters in mc_filter.cc).
-    std::array<const ap_filter_rec_t*, kMaxHarnesses> harnesses{};
-    std::size_t n_harnesses = 0;
-    bool not_modified_done = false;  ///< the 304's Vary and ETag are set
-    bool etag_done = false;          ///< the ETag is altered for this response (alter_etag)
-    /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
-    const char* if_none_match = nullptr;
-    const char* cache_key = nullptr;  ///< set on a cache miss: the live response fills the entry
-    mc::Coding cache_coding = mc::Coding::kIdentity;
-};
-
-RequestState* request_state(request_rec* r, bool create);
 
 /// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
 bool has_token(const request_rec* r, const char* header, const char* token);

@@ -265,9 +265,11 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
     if (r->finfo.size > 8 * cfg.cache_max_entry_value()) return DECLINED;  // would not fit
     const std::string key = cache_key(r, coding);
     CachedBody hit;
-    if (!cache_lookup(r, key, coding, hit)) {
-        st->cache_key = apr_pstrmemdup(r->pool, key.data(), key.size());
-        st->cache_coding = coding;
+    if (const Lookup found = cache_lookup(r, key, coding, hit); found != Lookup::kHit) {
+        // The live response fills the entry, if the filter's decision is this coding (see
+        // RequestState::fills_cache); with the store unavailable nothing is copied for it.
+        if (found == Lookup::kMiss)
+            st->plan.cache_key = apr_pstrmemdup(r->pool, key.data(), key.size());
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache miss");
         count(mc::metrics::Event::kCacheMiss);
         return DECLINED;
@@ -293,8 +295,11 @@ int serve(request_rec* r) {
     if (st == nullptr || st->codings.empty()) return DECLINED;  // we would not compress it
 
     const mc::ResponseView view = view_of(r, content_encoding_of(r), r->finfo.size);
+    // The handler's plan: the coding it looks a sidecar or entry up for. The filter decides for
+    // the live response from its final headers and fills the entry only for this coding.
     const mc::Decision d = mc::decide(view, cfg, st->codings);
     if (d.coding == mc::Coding::kIdentity) return DECLINED;
+    st->plan.coding = d.coding;
     if (cfg.static_on()) {
         if (const int rv = try_sidecar(r, cfg, d.coding); rv != DECLINED) return rv;
     }

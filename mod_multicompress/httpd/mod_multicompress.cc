@@ -8,11 +8,14 @@
 #include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_filter.h"
+#include "mc_filter_names.h"
 #include "mc_conflicts.h"
 #include "mc_counters.h"
 #include "mc_inflate.h"
+#include "mc_not_modified.h"
 #include "mc_metrics.h"
 #include "mc_static.h"
+#include "mc_whole_body.h"
 
 namespace {
 
@@ -32,7 +35,9 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // After the socache providers' modules have set themselves up.
     ap_hook_post_config(mc::httpd::cache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::cache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_child_init(mc::httpd::filter_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(mc::httpd::whole_body_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // After mod_filter read AddOutputFilterByType: its provider layout is what we read.
+    ap_hook_post_config(mc::httpd::filter_names_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_post_config(mc::httpd::counters_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::counters_child_init, nullptr, nullptr, APR_HOOK_FIRST);
     ap_hook_handler(mc::httpd::metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);

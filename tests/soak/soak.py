@@ -143,6 +143,37 @@ ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
 </Directory>
 """
 
+# --stock: the same locations served by Debian's mod_deflate + mod_brotli as a new user sets
+# them up (Debian's defaults, brotli first), for a side-by-side memory figure.
+SITE_STOCK = r"""
+LimitRequestFieldSize 8190
+Alias /s "@HTDOCS@/soak"
+Alias /d "@HTDOCS@/soak"
+Alias /f "@HTDOCS@/soak"
+Alias /c "@HTDOCS@/cache"
+Alias /p "@HTDOCS@/side"
+<LocationMatch "^/[sdfcp]/">
+    AddOutputFilterByType BROTLI_COMPRESS;DEFLATE @TEXT_TYPES@
+</LocationMatch>
+<Location /shapes/>
+    SetHandler mctest-shapes
+    AddOutputFilterByType BROTLI_COMPRESS;DEFLATE text/html text/plain
+</Location>
+<Location /mctest/>
+    SetHandler mctest
+    AddOutputFilterByType BROTLI_COMPRESS;DEFLATE text/html text/plain
+</Location>
+ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
+<Directory "@HTDOCS@/soakcgi">
+    Options +ExecCGI
+    AddOutputFilterByType BROTLI_COMPRESS;DEFLATE @TEXT_TYPES@ text/event-stream
+</Directory>
+"""
+# what --stock sends: everything but request bodies (mod_deflate inflates gzip only) and the
+# mod_mctest_dropin shapes (children of the stock pair crash on them: not what is measured)
+STOCK_KINDS = ("static", "head", "range", "cond", "cgi", "abort", "badae")
+STOCK = False  # --stock: checks accept any coding the client accepted, and do not fail the run
+
 # event MPM: two children of 40 threads that are never replaced (MaxSpareThreads = all of them),
 # so RSS and fds are measured on the same processes from start to end. 80 workers for 64
 # clients: every thread serves during the warm-up (a thread's stack and caches are part of the
@@ -212,7 +243,7 @@ def sidecar(data: bytes, coding: str) -> bytes:
 
 
 def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048,
-                cores: bool = False) -> DropinServer:
+                cores: bool = False, stock: bool = False) -> DropinServer:
     files: dict[str, bytes | str] = {}
     for name, data in docs.items():
         files[f"soak/{name}"] = data
@@ -220,9 +251,10 @@ def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048,
     for name in SIDE_DOCS:
         files[f"side/{name}"] = docs[name]
     files["soakcgi/stream.sh"] = STREAM_CGI
-    site = SITE + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else "")
-    srv = DropinServer(env, "soak", site, files=files, extra_modules=["socache_shmcb"],
-                       trace=False, mpm="event",
+    site = (SITE_STOCK if stock else SITE) + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else "")
+    mods = ["socache_shmcb"] + (["deflate", "brotli"] if stock else [])
+    srv = DropinServer(env, "soak-stock" if stock else "soak", site, files=files,
+                       extra_modules=mods, trace=False, mpm="event", load_mc=not stock,
                        mpm_conf=MPM_CONF.replace("@MAXMEMFREE@", str(max_mem_free)))
     orig_render = srv.render
 
@@ -487,6 +519,8 @@ def check_body(r: Resp, coding: str | None, expected: bytes, *, ce_any: bool = F
                vary: bool | None = True, status: int = 200) -> int:
     """Status, Content-Encoding, Content-Length, Vary and the decoded body. `ce_any`: any
     coding we implement (or identity) is fine. Returns the decoded length."""
+    if STOCK:
+        ce_any, vary = True, None
     if r.status != status:
         raise CheckFailed(f"status {r.status}, expected {status}")
     got = ce_of(r)
@@ -1197,27 +1231,14 @@ def quiesce(srv, timeout: float = 30.0) -> tuple[int, int, list[int], dict[str, 
     return rss, total_fds(pids), pids, rss_parts_kib(pids)
 
 
-# glibc keeps freed memory for reuse: up to 8 arenas per core for a server's threads, and a
-# dynamic mmap threshold that grows to 32 MiB after the first large free, so the multi-MB
-# buffers of large bodies end up in arenas that are rarely trimmed. RSS then climbs towards the
-# high-water mark of every arena for a long time without any leak. "pinned" fixes that
-# behaviour (2 arenas; blocks of 128 KiB and more are mmapped and unmapped on free; trim above
-# 128 KiB) so that what RSS shows is what the server holds. --malloc default: glibc as it is.
-MALLOC_PINNED = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072",
-                 "MALLOC_TRIM_THRESHOLD_": "131072"}
-
-
-def start_wrapper(env: McEnv, pinned: bool, cores: bool) -> Path:
-    """A start script for httpd (mc_env passes no other environment): MALLOC_PINNED, and
-    `ulimit -c unlimited` for --cores."""
+def start_wrapper(env: McEnv) -> Path:
+    """A start script for httpd that sets `ulimit -c unlimited` (--cores). httpd runs with
+    glibc's default environment, as an administrator runs it: no malloc tunables."""
     env.gen_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(env.gen_dir, 0o755)
     path = env.gen_dir / f"apache2-soak-{os.getpid()}.sh"
     lines = ["#!/bin/sh", "# written by tests/soak/soak.py"]
-    if pinned:
-        lines += [f"export {k}={v}" for k, v in MALLOC_PINNED.items()]
-    if cores:
-        lines.append("ulimit -c unlimited")
+    lines.append("ulimit -c unlimited")
     lines.append(f'exec "{env.apache_bin}" "$@"')
     path.write_text("\n".join(lines) + "\n")
     os.chmod(path, 0o755)
@@ -1291,8 +1312,13 @@ def main() -> int:
                     help="seconds a request may take before it counts as failed (default 30)")
     ap.add_argument("--keep", action="store_true",
                     help="leave the server running and its directory in place at the end")
-    ap.add_argument("--malloc", choices=("pinned", "default"), default="pinned",
-                    help="glibc malloc tunables for httpd (see MALLOC_PINNED; default pinned)")
+    ap.add_argument("--stock", action="store_true",
+                    help="the same server with Debian's mod_deflate + mod_brotli instead of the "
+                         "module, for a memory comparison: traffic without request bodies "
+                         f"(kinds {','.join(STOCK_KINDS)}), checks counted but not failing")
+    ap.add_argument("--idle-after", type=float, default=0,
+                    help="after the last segment, wait this many seconds idle and report the "
+                         "RSS then (default 0: not measured)")
     ap.add_argument("--cores", action="store_true",
                     help="core dumps of crashed children into <server dir>/cores")
     ap.add_argument("--max-mem-free", type=int, default=256,
@@ -1309,11 +1335,12 @@ def main() -> int:
                          "found by this soak, to measure everything else")
     args = ap.parse_args()
 
-    global TRAFFIC, POST_CLOSE, CLIENT_TIMEOUT, FAIL_DIR
+    global TRAFFIC, POST_CLOSE, CLIENT_TIMEOUT, FAIL_DIR, STOCK
     POST_CLOSE = args.post_close
     CLIENT_TIMEOUT = args.timeout
-    if args.only:
-        only = set(args.only.split(","))
+    STOCK = args.stock
+    if args.only or args.stock:
+        only = set(args.only.split(",")) if args.only else set(STOCK_KINDS)
         unknown = only - set(KINDS)
         if unknown:
             ap.error(f"unknown kinds {sorted(unknown)}; kinds: {', '.join(KINDS)}")
@@ -1330,13 +1357,12 @@ def main() -> int:
     env = McEnv(McEnv.locate_ini().resolve())
     env.gen_dir = env.gen_dir.parent / "soak"
     is_sanitized = sanitized(env)
-    pinned = args.malloc == "pinned" and not is_sanitized
-    if pinned or args.cores:
-        wrapper = start_wrapper(env, pinned, args.cores)
+    if args.cores:
+        wrapper = start_wrapper(env)
         env.apache_bin = wrapper
     t_start = time.monotonic()
     docs = build_documents(env)
-    srv = make_server(env, docs, args.max_mem_free, args.cores)
+    srv = make_server(env, docs, args.max_mem_free, args.cores, args.stock)
     srv.start()
     print(f"soak: httpd pid {srv.pid} on 127.0.0.1:{srv.port}, {srv.gen}", flush=True)
     FAIL_DIR = srv.gen / "failed-bodies"
@@ -1388,10 +1414,16 @@ def main() -> int:
                   f"{rss_end} KiB ({100.0 * (rss_end - rss_start) / max(1, rss_start):+.2f}%), "
                   f"fds {fds_end}", flush=True)
         elapsed = time.monotonic() - t1
+        rss_idle = None
+        if args.idle_after > 0:
+            time.sleep(args.idle_after)
+            rss_idle = total_rss_kib(server_pids(srv))
+            print(f"soak: {args.idle_after:.0f} s idle after the load: RSS {rss_idle} KiB "
+                  f"{rss_parts_kib(server_pids(srv))}", flush=True)
     finally:
         if not args.keep:
             srv.stop()
-            if pinned or args.cores:
+            if args.cores:
                 wrapper.unlink(missing_ok=True)
     log = srv.read_log()
 
@@ -1412,7 +1444,8 @@ def main() -> int:
         print(f"under load: RSS {min(s[1] for s in samples)}-{max(s[1] for s in samples)} KiB, "
               f"fds {min(s[2] for s in samples)}-{max(s[2] for s in samples)}")
     growth = 100.0 * (rss_end - rss_start) / max(1, rss_start)
-    print(f"RSS (idle, after warm-up -> end): {rss_start} KiB -> {rss_end} KiB ({growth:+.2f}%)")
+    print(f"RSS (idle, after warm-up -> end): {rss_start} KiB -> {rss_end} KiB ({growth:+.2f}%)"
+          + (f"; {args.idle_after:.0f} s later {rss_idle} KiB" if rss_idle is not None else ""))
     print(f"  RSS parts after warm-up {parts_start}, at the end {parts_end}")
     print("  idle points (requests, RSS KiB, fds): " +
           ", ".join(f"({n}, {r}, {f})" for n, r, f in idle_points))
@@ -1425,6 +1458,11 @@ def main() -> int:
         print("failures by kind and error:")
         for v, k in sigs[:40]:
             print(f"  {v:6d}  {k}")
+    if STOCK:
+        # a memory comparison: the expectations are the module's, not mod_deflate's
+        print(f"--stock: {total_fail} responses differed from the module's expectations "
+              "(not a failure)")
+        fails, total_fail = [], 0
     for f in fails[:30]:
         failures.append(f"{f['kind']}: {f['error']}\n    request: {f['request']}\n"
                         f"    response: {f['response']}")

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "encoders.h"
+#include "mc/alloc.h"
 
 namespace mc {
 namespace {
@@ -17,7 +18,7 @@ struct BrotliStateDeleter {
 class BrotliEncoder final : public Encoder {
 public:
     Status init(const EncoderParams& p) {
-        state_.reset(BrotliEncoderCreateInstance(nullptr, nullptr, nullptr));
+        state_.reset(BrotliEncoderCreateInstance(mem_alloc_cb, mem_free_cb, nullptr));
         if (!state_) return {Code::kOutOfMemory, "brotli: cannot create encoder"};
         bool ok = BrotliEncoderSetParameter(state_.get(), BROTLI_PARAM_QUALITY,
                                             static_cast<std::uint32_t>(p.level)) != 0;

@@ -26,11 +26,13 @@ constexpr std::size_t kOffSize = 16;
 constexpr std::size_t kOffMtime = 24;
 constexpr std::size_t kOffInode = 32;
 
-void put_u64(std::string& out, std::uint64_t v) {
+template <class S>
+void put_u64(S& out, std::uint64_t v) {
     for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-void put_u32(std::string& out, std::uint32_t v) {
+template <class S>
+void put_u32(S& out, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
@@ -92,11 +94,13 @@ std::uint32_t entry_crc32(std::string_view data) {
     return libdeflate_crc32(0, data.data(), data.size());
 }
 
-std::string encode_entry(const EntryIdentity& id, int level, std::string_view body,
-                         std::string_view secret) {
+namespace {
+
+template <class S>
+S encode_as(const EntryIdentity& id, int level, std::string_view body, std::string_view secret) {
     if (id.key.empty() || id.key.size() > kEntryMaxKey || level < 0 || level > 255) return {};
     const bool mac = !secret.empty();
-    std::string out;
+    S out;
     out.reserve(entry_overhead(id.key.size(), mac) + body.size());
     out.append(kMagic, sizeof kMagic);
     out.push_back(static_cast<char>(kVersion));
@@ -110,13 +114,25 @@ std::string encode_entry(const EntryIdentity& id, int level, std::string_view bo
     put_u64(out, id.inode);
     out.append(id.key);
     out.append(body);
-    put_u32(out, entry_crc32(out));
+    put_u32(out, entry_crc32({out.data(), out.size()}));
     if (mac) {
         Mac m{};
-        if (!hmac_sha256(secret, out, m)) return {};
+        if (!hmac_sha256(secret, {out.data(), out.size()}, m)) return {};
         out.append(reinterpret_cast<const char*>(m.data()), m.size());
     }
     return out;
+}
+
+}  // namespace
+
+std::string encode_entry(const EntryIdentity& id, int level, std::string_view body,
+                         std::string_view secret) {
+    return encode_as<std::string>(id, level, body, secret);
+}
+
+MemString encode_entry_mem(const EntryIdentity& id, int level, std::string_view body,
+                           std::string_view secret) {
+    return encode_as<MemString>(id, level, body, secret);
 }
 
 ParsedEntry parse_entry(std::string_view value, const EntryIdentity& expected,

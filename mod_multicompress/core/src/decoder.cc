@@ -4,12 +4,28 @@
 
 #include <brotli/decode.h>
 #include <zlib.h>
+// For ZSTD_createDCtx_advanced only (the context is allocated through mc/alloc.h).
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
 #include <limits>
 
+#include "mc/alloc.h"
+
 namespace mc {
+namespace {
+
+voidpf zlib_alloc(voidpf /*opaque*/, uInt items, uInt size) {
+    return mem_alloc(std::size_t{items} * std::size_t{size});
+}
+void zlib_free(voidpf /*opaque*/, voidpf p) {
+    mem_free(p);
+}
+
+const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
+
+}  // namespace
 
 Decoder::~Decoder() = default;
 
@@ -72,6 +88,8 @@ public:
     }
     Status init() {
         // 15 + 16: gzip framing only (RFC 1952); 15: zlib format, the "deflate" coding.
+        zs_.zalloc = zlib_alloc;
+        zs_.zfree = zlib_free;
         if (inflateInit2(&zs_, gzip_ ? 15 + 16 : 15) != Z_OK) {
             return {Code::kOutOfMemory, "zlib: inflateInit2 failed"};
         }
@@ -116,7 +134,7 @@ struct BrotliDecoderDeleter {
 class BrotliDecoder final : public Decoder {
 public:
     Status init() {
-        state_.reset(BrotliDecoderCreateInstance(nullptr, nullptr, nullptr));
+        state_.reset(BrotliDecoderCreateInstance(mem_alloc_cb, mem_free_cb, nullptr));
         if (!state_) return {Code::kOutOfMemory, "brotli: cannot create decoder"};
         return Status::ok();
     }
@@ -148,7 +166,7 @@ struct ZstdDCtxDeleter {
 class ZstdDecoder final : public Decoder {
 public:
     Status init() {
-        dctx_.reset(ZSTD_createDCtx());
+        dctx_.reset(ZSTD_createDCtx_advanced(kZstdMem));
         if (!dctx_) return {Code::kOutOfMemory, "zstd: cannot create decoder"};
         // RFC 9659: HTTP zstd frames need at most an 8 MiB window; refuse bigger ones rather
         // than allocate for them.

@@ -3,16 +3,39 @@
 #include "mc/oneshot.h"
 
 #include <libdeflate.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_createCCtx_advanced
 #include <zstd.h>
+
+#include <mutex>
+
+#include "mc/alloc.h"
 
 namespace mc {
 
+namespace {
+
+// libdeflate 1.14 has one process-wide allocator (libdeflate_set_memory_allocator); set it once,
+// before the first compressor. Its compressors (300 KiB to 1 MiB) are then mapped on their own.
+void route_libdeflate() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        libdeflate_set_memory_allocator([](std::size_t n) { return mem_alloc(n); },
+                                        [](void* p) { mem_free(p); });
+    });
+}
+
+const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
+
+}  // namespace
+
 struct OneShotCompressor::ZstdHolder {
-    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx* cctx = ZSTD_createCCtx_advanced(kZstdMem);
     ~ZstdHolder() { ZSTD_freeCCtx(cctx); }
 };
 
-OneShotCompressor::OneShotCompressor() = default;
+OneShotCompressor::OneShotCompressor() {
+    route_libdeflate();
+}
 
 OneShotCompressor::~OneShotCompressor() {
     if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
@@ -24,6 +47,16 @@ std::size_t OneShotCompressor::retained_bytes() const {
 
 bool OneShotCompressor::supports(Coding c) {
     return c == Coding::kGzip || c == Coding::kDeflate || c == Coding::kZstd;
+}
+
+bool OneShotCompressor::suits(const Config& cfg, const EncoderParams& params) {
+    if (!supports(params.coding)) return false;
+    if (params.coding != Coding::kGzip && params.coding != Coding::kDeflate) return true;
+    // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow or
+    // DeflateWindowSize, or a DeflateMemLevel, keeps zlib. Its levels 8 and 9 search much harder
+    // than zlib's (bench/: gzip-9 0.9x mod_deflate), so those stay with zlib too.
+    const int window = cfg.window_for(params.coding);
+    return (window == 0 || window == 15) && cfg.mem_level < 0 && params.level <= 7;
 }
 
 std::size_t OneShotCompressor::bound(Coding c, std::size_t n) {

@@ -29,4 +29,15 @@ Status StringSink::commit(std::size_t used) {
     return Status::ok();
 }
 
+std::span<std::byte> MemStringSink::reserve() {
+    reserved_at_ = out_.size();
+    out_.resize(reserved_at_ + chunk_);
+    return {reinterpret_cast<std::byte*>(out_.data() + reserved_at_), chunk_};
+}
+
+Status MemStringSink::commit(std::size_t used) {
+    out_.resize(reserved_at_ + std::min(used, chunk_));
+    return Status::ok();
+}
+
 }  // namespace mc

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// zstd encoder over libzstd's stable streaming API (no ZSTD_STATIC_LINKING_ONLY).
+// zstd encoder over libzstd's streaming API; its context is allocated through mc/alloc.h
+// (ZSTD_createCCtx_advanced, which needs ZSTD_STATIC_LINKING_ONLY; nothing else of the
+// experimental API is used).
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "encoders.h"
+#include "mc/alloc.h"
 
 namespace mc {
 namespace {
+
+const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
 
 struct ZstdCCtxDeleter {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
@@ -14,7 +20,7 @@ struct ZstdCCtxDeleter {
 class ZstdEncoder final : public Encoder {
 public:
     Status init(const EncoderParams& p) {
-        cctx_.reset(ZSTD_createCCtx());
+        cctx_.reset(ZSTD_createCCtx_advanced(kZstdMem));
         if (!cctx_) return {Code::kOutOfMemory, "zstd: cannot create context"};
         std::size_t rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, p.level);
         // RFC 9659: a zstd frame for HTTP must not need a window over 8 MiB. Levels <= 19 stay

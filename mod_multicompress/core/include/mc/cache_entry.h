@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "mc/alloc.h"
 #include "mc/coding.h"
 
 namespace mc {
@@ -70,6 +71,10 @@ constexpr std::size_t entry_overhead(std::size_t key_size, bool with_mac = true)
 /// outside 0-255 gives an empty string (nothing to store).
 std::string encode_entry(const EntryIdentity& id, int level, std::string_view body,
                          std::string_view secret = {});
+/// The same in mc::mem_alloc memory (for an entry of body size kept in the server: see
+/// mc::MemAllocator).
+MemString encode_entry_mem(const EntryIdentity& id, int level, std::string_view body,
+                           std::string_view secret = {});
 
 /// A checked entry. `body` points into the value given to parse_entry().
 struct ParsedEntry {

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "mc/coding.h"
+#include "mc/config.h"
 #include "mc/params.h"
 #include "mc/status.h"
 
@@ -28,6 +29,9 @@ public:
 
     /// Whether `c` has a one-shot path (gzip, deflate, zstd; brotli streams).
     static bool supports(Coding c);
+    /// Whether the one-shot path gives what the streaming encoder would for `params` under
+    /// `cfg` (libdeflate has no smaller window, no memLevel, and searches harder at 8 and 9).
+    static bool suits(const Config& cfg, const EncoderParams& params);
     /// Most output bytes compress() may write for `n` input bytes of coding `c`.
     static std::size_t bound(Coding c, std::size_t n);
 

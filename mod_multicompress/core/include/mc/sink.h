@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "mc/alloc.h"
 #include "mc/status.h"
 
 namespace mc {
@@ -36,6 +37,20 @@ public:
 
 private:
     std::string out_;
+    std::size_t chunk_;
+    std::size_t reserved_at_ = 0;
+};
+
+/// StringSink over mc::MemString: for output of body size kept in the server (the cache).
+class MemStringSink final : public Sink {
+public:
+    explicit MemStringSink(std::size_t chunk = 16384) : chunk_(chunk) {}
+    std::span<std::byte> reserve() override;
+    Status commit(std::size_t used) override;
+    [[nodiscard]] const MemString& data() const { return out_; }
+
+private:
+    MemString out_;
     std::size_t chunk_;
     std::size_t reserved_at_ = 0;
 };

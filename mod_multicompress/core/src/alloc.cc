@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// mem_alloc: large blocks mapped on their own, small ones from malloc (see mc/alloc.h).
+#include "mc/alloc.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <utility>
+
+namespace mc {
+namespace {
+
+// Every block starts with this header, so mem_free needs no size and tells the kinds apart.
+struct alignas(16) Header {
+    std::size_t length;  ///< bytes mapped (kMapped) or requested (kMalloc)
+    std::uint64_t kind;
+};
+static_assert(sizeof(Header) == 16);
+
+constexpr std::uint64_t kMalloc = 0x6d632d6d616c6c63;  // "mc-mallc"
+constexpr std::uint64_t kMapped = 0x6d632d6d6d617070;  // "mc-mmapp"
+
+std::atomic<std::size_t> g_mapped{0};
+std::atomic<std::uint64_t> g_allocations{0};
+
+std::size_t page_size() noexcept {
+    static const std::size_t size = [] {
+        const long n = sysconf(_SC_PAGESIZE);
+        return n > 0 ? static_cast<std::size_t>(n) : std::size_t{4096};
+    }();
+    return size;
+}
+
+// Freed mapped blocks kept for the next body: mapping fresh memory for every response costs a
+// page fault per page written and a munmap (a TLB shootdown across the threads) at the end, three
+// times the compression time of a small body. Bounded in count, size and total, and emptied by
+// mem_trim (the idle trim).
+constexpr std::size_t kCacheSlots = 64;
+constexpr std::size_t kCacheBytes = 16 * 1024 * 1024;
+constexpr std::size_t kCacheBlockMax = 4 * 1024 * 1024;
+
+struct BlockCache {
+    std::mutex mu;
+    std::array<Header*, kCacheSlots> blocks{};
+    std::size_t count = 0;
+    std::size_t bytes = 0;
+};
+
+BlockCache& block_cache() {
+    static auto* cache = new BlockCache;  // never destroyed: blocks may be freed at exit
+    return *cache;
+}
+
+// A cached block of `length` to 1.5 x `length` bytes (the smallest), or nullptr.
+Header* cache_take(std::size_t length) noexcept {
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    std::size_t best = kCacheSlots;
+    for (std::size_t i = 0; i < c.count; ++i) {
+        const std::size_t have = c.blocks[i]->length;
+        if (have >= length && have <= length + length / 2 &&
+            (best == kCacheSlots || have < c.blocks[best]->length)) {
+            best = i;
+        }
+    }
+    if (best == kCacheSlots) return nullptr;
+    Header* h = c.blocks[best];
+    c.blocks[best] = c.blocks[--c.count];
+    c.bytes -= h->length;
+    return h;
+}
+
+bool cache_put(Header* h) noexcept {
+    if (h->length > kCacheBlockMax) return false;
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    if (c.count == kCacheSlots || c.bytes + h->length > kCacheBytes) return false;
+    c.blocks[c.count++] = h;
+    c.bytes += h->length;
+    return true;
+}
+
+void cache_drop_all() noexcept {
+    std::array<Header*, kCacheSlots> drop{};
+    std::size_t n = 0;
+    {
+        BlockCache& c = block_cache();
+        const std::lock_guard<std::mutex> lock(c.mu);
+        drop = c.blocks;
+        n = c.count;
+        c.count = 0;
+        c.bytes = 0;
+    }
+    for (std::size_t i = 0; i < n; ++i) munmap(drop[i], drop[i]->length);
+}
+
+}  // namespace
+
+std::size_t mem_cached_bytes() noexcept {
+    BlockCache& c = block_cache();
+    const std::lock_guard<std::mutex> lock(c.mu);
+    return c.bytes;
+}
+
+void* mem_alloc(std::size_t n) noexcept {
+    if (n > SIZE_MAX / 2) return nullptr;
+    const std::size_t total = n + sizeof(Header);
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    Header* h = nullptr;
+    if (n < kMapThreshold) {
+        h = static_cast<Header*>(std::malloc(total));
+        if (h == nullptr) return nullptr;
+        h->length = n;
+        h->kind = kMalloc;
+    } else {
+        const std::size_t page = page_size();
+        const std::size_t length = (total + page - 1) / page * page;
+        h = cache_take(length);
+        if (h == nullptr) {
+            void* p =
+                mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) return nullptr;
+            h = static_cast<Header*>(p);
+            h->length = length;
+        }
+        h->kind = kMapped;
+        g_mapped.fetch_add(h->length, std::memory_order_relaxed);
+    }
+    return h + 1;
+}
+
+void mem_free(void* p) noexcept {
+    if (p == nullptr) return;
+    Header* h = static_cast<Header*>(p) - 1;
+    if (h->kind == kMapped) {
+        const std::size_t length = h->length;
+        h->kind = 0;
+        g_mapped.fetch_sub(length, std::memory_order_relaxed);
+        if (!cache_put(h)) munmap(h, length);
+        return;
+    }
+    h->kind = 0;
+    std::free(h);
+}
+
+void* mem_alloc_cb(void* /*opaque*/, std::size_t n) noexcept {
+    return mem_alloc(n);
+}
+
+void mem_free_cb(void* /*opaque*/, void* p) noexcept {
+    mem_free(p);
+}
+
+std::size_t mem_mapped_bytes() noexcept {
+    return g_mapped.load(std::memory_order_relaxed);
+}
+
+std::uint64_t mem_allocations() noexcept {
+    return g_allocations.load(std::memory_order_relaxed);
+}
+
+void mem_trim() noexcept {
+    cache_drop_all();
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
+IdleTrimmer::IdleTrimmer(std::chrono::milliseconds tick, std::function<void()> on_idle)
+    : tick_(tick), on_idle_(std::move(on_idle)), thread_([this] { loop(); }) {}
+
+IdleTrimmer::~IdleTrimmer() {
+    {
+        const std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+std::uint64_t IdleTrimmer::trims() const {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return trims_;
+}
+
+void IdleTrimmer::loop() {
+    std::uint64_t trimmed_at = mem_allocations();
+    std::uint64_t last = trimmed_at;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, tick_, [this] { return stop_; })) {
+        const std::uint64_t now = mem_allocations();
+        const bool quiet = now == last;
+        last = now;
+        if (!quiet || now == trimmed_at) continue;
+        trimmed_at = now;
+        lock.unlock();
+        on_idle_();
+        lock.lock();
+        ++trims_;
+    }
+}
+
+}  // namespace mc

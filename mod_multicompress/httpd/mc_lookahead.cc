@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The no-transform look-ahead: whether mod_headers will add Cache-Control: no-transform after us.
+#include "mc_lookahead.h"
+
+#include <http_log.h>
+
+#include "mc/headers.h"
+#include "mc_log.h"
+#include "mc_response.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+// Set once in register_hooks, read-only afterwards.
+ap_filter_rec_t* g_probe_sink = nullptr;
+
+// The end of the chain while probing (see no_transform_downstream): swallows what it gets.
+apr_status_t out_probe_sink(ap_filter_t* /*f*/, apr_bucket_brigade* bb) noexcept {
+    apr_brigade_cleanup(bb);
+    return APR_SUCCESS;
+}
+
+// Whether a `Cache-Control: no-transform` will be in the response headers when the body
+// leaves, though it is not there yet. mod_headers applies `Header set` and `Header always set`
+// in its FIXUP_HEADERS_OUT filter, which its insert_filter hook (APR_HOOK_LAST) puts after ours:
+// same filter type, added later (add_any_filter_handle appends after filters of the same type).
+// So it runs only when we pass the first body on, after our decision. To know what it will do,
+// run it now on copies of the header tables and an empty brigade, with the chain cut right
+// behind it, then put the tables and the filter back: the real run still comes later, after
+// our header changes, so `Header edit ETag ...` and `Header append Vary ...` see them as with
+// mod_deflate. Returns true only for a no-transform that the probe shows.
+bool no_transform_downstream(ap_filter_t* f) {
+    request_rec* r = f->r;
+    ap_filter_t* prev = f;
+    for (ap_filter_t* g = f->next; g != nullptr && g->r == r && g->frec->ftype < AP_FTYPE_PROTOCOL;
+         prev = g, g = g->next) {
+        if (g->frec->name == nullptr || ap_cstr_casecmp(g->frec->name, "FIXUP_HEADERS_OUT") != 0 ||
+            g->frec->filter_func.out_func == nullptr) {
+            continue;
+        }
+        apr_table_t* const out = r->headers_out;
+        apr_table_t* const err = r->err_headers_out;
+        r->headers_out = apr_table_copy(r->pool, out);
+        r->err_headers_out = apr_table_copy(r->pool, err);
+        ap_filter_t sink{};
+        sink.frec = g_probe_sink;
+        sink.r = r;
+        sink.c = r->connection;
+        ap_filter_t* const next = g->next;
+        g->next = &sink;
+        apr_bucket_brigade* empty = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        (void)g->frec->filter_func.out_func(g, empty);
+        // It removed itself (prev->next now skips it): relink it where it was.
+        prev->next = g;
+        g->next = next;
+        const bool found = has_token(r, "Cache-Control", "no-transform");
+        r->headers_out = out;
+        r->err_headers_out = err;
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "mod_headers will %sset no-transform",
+                      found ? "" : "not ");
+        return found;
+    }
+    return false;
+}
+
+}  // namespace
+
+// The view, with a no-transform that a filter after ours will add (MultiCompressNoTransform
+// Honor only; Ignore never looks).
+void add_late_no_transform(ap_filter_t* f, const mc::Config& cfg, mc::ResponseView& view) {
+    if (!cfg.honor_no_transform() ||
+        mc::list_has_token(view.response_cache_control, "no-transform"))
+        return;
+    if (no_transform_downstream(f)) view.response_cache_control = "no-transform";
+}
+
+void register_probe_sink() {
+    // Internal: never in a chain, only the end of one while probing (no_transform_downstream).
+    g_probe_sink = ap_register_output_filter("MULTICOMPRESS_PROBE_SINK", out_probe_sink, nullptr,
+                                             AP_FTYPE_CONTENT_SET);
+}
+
+}  // namespace mc::httpd

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-request state (r->request_config): our filters on the response, and the one decision.
+#pragma once
+
+#include <httpd.h>
+#include <util_filter.h>
+
+#include <array>
+#include <cstddef>
+
+#include "mc/coding.h"
+#include "mc/policy.h"
+
+namespace mc::httpd {
+
+/// What the static handler (mc_static.cc) decided before the body exists: the coding it looked
+/// up a sidecar or cache entry for and, on a cache miss, the key the live response fills.
+struct HandlerPlan {
+    mc::Coding coding = mc::Coding::kIdentity;
+    const char* cache_key = nullptr;  ///< set on a cache miss with a usable store (in r->pool)
+};
+
+/// Per-request state kept in r->request_config.
+struct RequestState {
+    static constexpr std::size_t kMaxHarnesses = 4;
+    mc::CodingSet codings;  ///< our filters on the response, as seen at insert_filter
+    /// mod_filter harnesses with one of our filters as a provider, for a 304 (see
+    /// remember_filters in mc_not_modified.cc).
+    std::array<const ap_filter_rec_t*, kMaxHarnesses> harnesses{};
+    std::size_t n_harnesses = 0;
+    bool etag_done = false;  ///< the ETag is altered for this response (alter_etag)
+    /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
+    const char* if_none_match = nullptr;
+    HandlerPlan plan;
+    /// The decision for this response, once made from its final headers: by the filter's first
+    /// call, or for a 304 by whichever of the filter and the 304 filter gets there first. Every
+    /// later step reads it; nothing decides again once `decided` is set.
+    mc::Decision decision;
+    bool decided = false;
+
+    /// Records the final decision (once).
+    void decide_once(const mc::Decision& d) {
+        decision = d;
+        decided = true;
+    }
+    /// Whether the live response is to fill the cache entry the handler missed: only when the
+    /// final decision is the coding the handler looked the entry up for.
+    [[nodiscard]] bool fills_cache() const {
+        return decided && plan.cache_key != nullptr && plan.coding == decision.coding;
+    }
+};
+
+RequestState* request_state(request_rec* r, bool create);
+
+}  // namespace mc::httpd

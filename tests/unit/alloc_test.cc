@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// mem_alloc (small blocks from malloc, large ones mapped on their own) and the IdleTrimmer.
+#include "mc/alloc.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+TEST(MemAlloc, SmallAndLargeBlocksAreAlignedWritableAndAccounted) {
+    mc::mem_trim();  // nothing cached from an earlier test
+    const std::size_t before = mc::mem_mapped_bytes();
+    void* small = mc::mem_alloc(100);
+    ASSERT_NE(small, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % 16, 0U);
+    EXPECT_EQ(mc::mem_mapped_bytes(), before);  // from malloc
+    std::memset(small, 0xab, 100);
+
+    const std::size_t big_n = mc::kMapThreshold * 3 + 5;
+    void* big = mc::mem_alloc(big_n);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big) % 16, 0U);
+    EXPECT_GE(mc::mem_mapped_bytes(), before + big_n);
+    std::memset(big, 0xcd, big_n);
+    EXPECT_EQ(static_cast<unsigned char*>(big)[big_n - 1], 0xcd);
+
+    mc::mem_free(big);
+    EXPECT_EQ(mc::mem_mapped_bytes(), before);
+    EXPECT_GE(mc::mem_cached_bytes(), big_n);  // kept for the next body...
+    void* again = mc::mem_alloc(big_n);
+    EXPECT_EQ(again, big);  // ...which gets it back
+    mc::mem_free(again);
+    mc::mem_trim();
+    EXPECT_EQ(mc::mem_cached_bytes(), 0U);  // the idle trim unmaps it
+    mc::mem_free(small);
+    mc::mem_free(nullptr);
+}
+
+TEST(MemAlloc, CacheIsBounded) {
+    mc::mem_trim();
+    std::vector<void*> blocks;
+    for (int i = 0; i < 40; ++i) blocks.push_back(mc::mem_alloc(1024 * 1024));  // 40 MiB
+    for (void* p : blocks) mc::mem_free(p);
+    EXPECT_LE(mc::mem_cached_bytes(), 16U * 1024 * 1024);
+    void* huge = mc::mem_alloc(8 * 1024 * 1024);
+    const std::size_t cached = mc::mem_cached_bytes();
+    mc::mem_free(huge);
+    EXPECT_EQ(mc::mem_cached_bytes(), cached);  // over 4 MiB: unmapped at once
+    mc::mem_trim();
+    EXPECT_EQ(mc::mem_cached_bytes(), 0U);
+}
+
+TEST(MemAlloc, CallbacksCountAllocations) {
+    const std::uint64_t n0 = mc::mem_allocations();
+    void* p = mc::mem_alloc_cb(nullptr, mc::kMapThreshold);
+    ASSERT_NE(p, nullptr);
+    mc::mem_free_cb(nullptr, p);
+    EXPECT_EQ(mc::mem_allocations(), n0 + 1);
+    mc::mem_trim();  // harmless at any time
+}
+
+TEST(IdleTrimmer, TrimsOnceAfterEachBusySpell) {
+    std::atomic<int> calls{0};
+    mc::IdleTrimmer trimmer(std::chrono::milliseconds(20), [&] { ++calls; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    EXPECT_EQ(calls.load(), 0);  // no activity yet: nothing to trim
+
+    mc::mem_free(mc::mem_alloc(10));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (calls.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(calls.load(), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    EXPECT_EQ(calls.load(), 1);  // idle since: no second trim
+    EXPECT_EQ(trimmer.trims(), 1U);
+}
+
+}  // namespace
