@@ -132,6 +132,15 @@ const char* set_no_transform(cmd_parms* cmd, void* mconfig, const char* arg) noe
     });
 }
 
+const char* set_cpu_budget(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        if (mc::Status st = mc::parse_cpu_budget(arg, cfg_of(mconfig).cpu_budget); !st.is_ok()) {
+            return fail(cmd, st, arg);
+        }
+        return nullptr;
+    });
+}
+
 const char* set_cross_site(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
     return guarded(cmd, [&]() -> const char* {
         if (mc::Status st = mc::parse_cross_site_mode(arg, cfg_of(mconfig).cross_site);
@@ -353,6 +362,10 @@ const command_rec kCommands[] = {
      "ratio|input|output|encoding and a note name for LogFormat %{name}n"},
     {"MultiCompressNoTransform", fn(set_no_transform), nullptr, kWhere, TAKE1,
      "Honor (default) or Ignore Cache-Control: no-transform"},
+    // Measured and kept for the whole server: the main server's value is the budget; a virtual
+    // host may turn it Off for itself (docs/contract.md "Under load").
+    {"MultiCompressCPUBudget", fn(set_cpu_budget), nullptr, RSRC_CONF, TAKE1,
+     "Off (default) or the share of the machine's CPUs live compression may use, e.g. 50%"},
     {"MultiCompressCrossSite", fn(set_cross_site), nullptr, kWhere, TAKE1,
      "Compress (default) or Identity: no compression for credentialed cross-site requests"},
     {"MultiCompressInflateLimit", fn(set_inflate_limit), nullptr, kWhere, TAKE1,

@@ -100,7 +100,10 @@ int counters_post_config(apr_pool_t* /*pconf*/, apr_pool_t* /*plog*/, apr_pool_t
     try {
         void* data = nullptr;
         apr_pool_userdata_get(&data, kUserdataKey, s->process->pool);
-        if (data == nullptr) {
+        const auto* kept = static_cast<const Segment*>(data);
+        // A graceful restart into a module whose counter layout differs starts new counts.
+        if (kept == nullptr || kept->header == nullptr || kept->header->magic != kMagic ||
+            kept->header->words != metrics::kWords) {
             auto* seg = static_cast<Segment*>(apr_pcalloc(s->process->pool, sizeof(Segment)));
             if (const apr_status_t rv = make_segment(s, *seg); rv != APR_SUCCESS) {
                 // Counters are an observation aid: the server runs without them.
@@ -112,11 +115,7 @@ int counters_post_config(apr_pool_t* /*pconf*/, apr_pool_t* /*plog*/, apr_pool_t
             apr_pool_userdata_set(seg, kUserdataKey, apr_pool_cleanup_null, s->process->pool);
             data = seg;
         }
-        const auto* seg = static_cast<const Segment*>(data);
-        if (seg->header != nullptr && seg->header->magic == kMagic &&
-            seg->header->words == metrics::kWords) {
-            g_segment = *seg;
-        }
+        g_segment = *static_cast<const Segment*>(data);
     } catch (...) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, MC_LOGNO(00201) "counters: post_config failed");
     }
@@ -146,6 +145,22 @@ void count(std::size_t word, std::uint64_t n) noexcept {
         g_next_lane.fetch_add(1, std::memory_order_relaxed) % g_segment.header->lanes;
     std::uint64_t* w = g_block + kBlockHeadWords + std::size_t{lane} * metrics::kWords + word;
     std::atomic_ref<std::uint64_t>(*w).fetch_add(n, std::memory_order_relaxed);
+}
+
+std::uint64_t counters_cpu_ns() noexcept {
+    std::uint64_t sum = 0;
+    if (g_segment.header == nullptr) return sum;
+    const SegmentHeader& h = *g_segment.header;
+    for (std::uint32_t b = 0; b < h.blocks; ++b) {
+        const std::uint64_t* lanes = block_at(g_segment, b) + kBlockHeadWords;
+        for (std::uint32_t l = 0; l < h.lanes; ++l) {
+            for (std::size_t c = 0; c < kCodingCount; ++c) {
+                sum += load(lanes[std::size_t{l} * metrics::kWords +
+                                  metrics::cpu_ns_word(static_cast<Coding>(c))]);
+            }
+        }
+    }
+    return sum;
 }
 
 metrics::Totals counters_total() noexcept {

@@ -36,6 +36,10 @@ bool has_response_facts(const request_rec* r);
 /// log_transaction hook: counts the final request's facts.
 int count_response(request_rec* r) noexcept;
 
+/// Live compression's CPU time so far, summed over the server (the CPU budget's input: only
+/// these words are read).
+std::uint64_t counters_cpu_ns() noexcept;
+
 /// The counters summed over every child, thread and generation of the server.
 mc::metrics::Totals counters_total() noexcept;
 

@@ -19,6 +19,7 @@
 #include "mc/policy.h"
 #include "mc_bucket_sink.h"
 #include "mc_cache.h"
+#include "mc_budget.h"
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_filter_names.h"
@@ -176,7 +177,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     // The one decision for this response, from its final headers (see RequestState).
     add_late_no_transform(f, cfg, view);
-    const mc::Decision d = mc::decide(view, cfg, codings);
+    const mc::Decision d = mc::decide(view, cfg, codings, budget_step(cfg));
     RequestState* st = request_state(r, true);
     st->decide_once(d);
     if (d.vary) merge_vary(r);
@@ -208,6 +209,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     }
 
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
+    params.level = mc::budget_level(d.coding, params.level, d.budget);
     params.exact_size = whole >= 0;
     const bool one_shot =
         plain && whole <= kWholeBodyLimit && mc::OneShotCompressor::suits(cfg, params);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "mc/metrics.h"
+#include "mc_budget.h"
 #include "mc_counters.h"
 #include "mc_log.h"
 
@@ -43,7 +44,9 @@ int metrics_handler(request_rec* r) noexcept {
         ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
         apr_table_setn(r->headers_out, "Cache-Control", "no-store");
         if (r->header_only) return OK;
-        const std::string text = metrics::render_prometheus(counters_total());
+        const std::string text =
+            metrics::render_prometheus(counters_total()) +
+            metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step()));
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
         return OK;
     } catch (...) {

@@ -9,6 +9,7 @@
 #include "mc_config.h"
 #include "mc_filter.h"
 #include "mc_filter_names.h"
+#include "mc_budget.h"
 #include "mc_conflicts.h"
 #include "mc_counters.h"
 #include "mc_inflate.h"
@@ -39,6 +40,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // After mod_filter read AddOutputFilterByType: its provider layout is what we read.
     ap_hook_post_config(mc::httpd::filter_names_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_post_config(mc::httpd::counters_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(mc::httpd::budget_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::counters_child_init, nullptr, nullptr, APR_HOOK_FIRST);
     ap_hook_handler(mc::httpd::metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(mc::httpd::count_response, nullptr, nullptr, APR_HOOK_MIDDLE);

@@ -69,6 +69,8 @@ sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n%d\\n" % len(data))
 """
 
 SAMPLE = re.compile(r'^(multicompress_[a-z_]+_total)(\{[^}]*\})? ([0-9.]+)$')
+# The CPU budget's two gauges (TYPE gauge, no _total).
+GAUGE = re.compile(r'^(multicompress_budget_(?:cpu_share|step)) ([0-9.]+)$')
 
 
 def scrape(srv) -> dict[str, float]:
@@ -78,7 +80,13 @@ def scrape(srv) -> dict[str, float]:
     out: dict[str, float] = {}
     for line in r.body.decode().splitlines():
         if line.startswith("#"):
-            assert re.match(r"^# (HELP|TYPE) multicompress_[a-z_]+_total ", line), line
+            assert re.match(r"^# (HELP|TYPE) multicompress_[a-z_]+_total |"
+                            r"^# HELP multicompress_budget_(cpu_share|step) |"
+                            r"^# TYPE multicompress_budget_(cpu_share|step) gauge$", line), line
+            continue
+        g = GAUGE.match(line)
+        if g:
+            out[g.group(1)] = float(g.group(2))
             continue
         m = SAMPLE.match(line)
         assert m, f"not a sample line: {line!r}"

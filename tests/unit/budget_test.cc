@@ -14,25 +14,26 @@ constexpr std::uint64_t kSecond = 1000000000ULL;
 
 TEST(BudgetControllerTest, StepsDownOneAtATimeWhileOver) {
     BudgetController c(0.5);  // half of the machine
-    EXPECT_EQ(c.sample(kSecond / 2, kSecond, 2), BudgetStep::kNone) << "25 % of 2 CPUs";
+    EXPECT_EQ(c.sample(kSecond / 8, kSecond / 4, 2), BudgetStep::kNone) << "25 % of 2 CPUs";
     // 180 % of one CPU = 90 % of two; smoothed with the 25 % before: 57.5 %, over the budget.
-    EXPECT_EQ(c.sample(kSecond * 18 / 10, kSecond, 2), BudgetStep::kLower);
-    EXPECT_EQ(c.sample(kSecond * 18 / 10, kSecond, 2), BudgetStep::kLowest);
-    EXPECT_EQ(c.sample(kSecond * 18 / 10, kSecond, 2), BudgetStep::kCheapest);
-    EXPECT_EQ(c.sample(kSecond * 18 / 10, kSecond, 2), BudgetStep::kIdentity);
-    EXPECT_EQ(c.sample(kSecond * 18 / 10, kSecond, 2), BudgetStep::kIdentity) << "the last step";
+    EXPECT_EQ(c.sample(kSecond * 18 / 40, kSecond / 4, 2), BudgetStep::kLower);
+    EXPECT_EQ(c.sample(kSecond * 18 / 40, kSecond / 4, 2), BudgetStep::kLowest);
+    EXPECT_EQ(c.sample(kSecond * 18 / 40, kSecond / 4, 2), BudgetStep::kCheapest);
+    EXPECT_EQ(c.sample(kSecond * 18 / 40, kSecond / 4, 2), BudgetStep::kIdentity);
+    EXPECT_EQ(c.sample(kSecond * 18 / 40, kSecond / 4, 2), BudgetStep::kIdentity)
+        << "the last step";
 }
 
 TEST(BudgetControllerTest, ReachesIdentityUnderSustainedOverloadAndComesBack) {
     BudgetController c(0.5);
     BudgetStep s = BudgetStep::kNone;
-    for (int i = 0; i < 10; ++i) s = c.sample(2 * kSecond, kSecond, 2);  // 100 %
+    for (int i = 0; i < 10; ++i) s = c.sample(kSecond / 2, kSecond / 4, 2);  // 100 %
     EXPECT_EQ(s, BudgetStep::kIdentity);
     EXPECT_NEAR(c.share(), 1.0, 1e-9);
     // Load falls: back to the configured level, one step per sample.
     int steps_up = 0;
     for (int i = 0; i < 20 && c.step() != BudgetStep::kNone; ++i) {
-        c.sample(0, kSecond, 2);
+        c.sample(0, kSecond / 4, 2);
         ++steps_up;
     }
     EXPECT_EQ(c.step(), BudgetStep::kNone);
@@ -41,13 +42,22 @@ TEST(BudgetControllerTest, ReachesIdentityUnderSustainedOverloadAndComesBack) {
 
 TEST(BudgetControllerTest, HoldsBetweenRecoverFractionAndBudget) {
     BudgetController c(0.5);
-    for (int i = 0; i < 3; ++i) c.sample(2 * kSecond, kSecond, 2);
+    for (int i = 0; i < 3; ++i) c.sample(kSecond / 2, kSecond / 4, 2);
     // 0.45 of the machine: under the budget but above 0.75 x 0.5: once the smoothed share has
     // settled there, the step holds (no swinging).
-    for (int i = 0; i < 10; ++i) c.sample(kSecond * 9 / 10, kSecond, 2);
+    for (int i = 0; i < 10; ++i) c.sample(kSecond * 9 / 40, kSecond / 4, 2);
     const BudgetStep held = c.step();
     ASSERT_NE(held, BudgetStep::kNone);
-    for (int i = 0; i < 10; ++i) EXPECT_EQ(c.sample(kSecond * 9 / 10, kSecond, 2), held);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(c.sample(kSecond * 9 / 40, kSecond / 4, 2), held);
+}
+
+TEST(BudgetControllerTest, ALongQuietGapCountsAsManyIntervals) {
+    BudgetController c(0.5);
+    for (int i = 0; i < 6; ++i) c.sample(2 * kSecond, kSecond / 4, 2);
+    ASSERT_EQ(c.step(), BudgetStep::kIdentity);
+    // A child that served nothing for 10 s: its next sample brings it back all the way.
+    EXPECT_EQ(c.sample(0, 10 * kSecond, 2), BudgetStep::kNone);
+    EXPECT_LT(c.share(), 0.01);
 }
 
 TEST(BudgetControllerTest, IgnoresEmptyIntervals) {

@@ -415,4 +415,46 @@ TEST(DecideTest, IdentityDecisionsSayWhyForTheCounters) {
     EXPECT_EQ(verdict(v, cfg).why, Why::kCrossSite);
 }
 
+// ---- MultiCompressCPUBudget: the step changes the decision, never a decision to leave alone.
+
+TEST(DecideTest, BudgetStepsLowerTheLevelThenTheCodingThenCompressNothing) {
+    using mc::BudgetStep;
+    ResponseView v = base_view();
+    v.accept_encoding = "br, gzip";
+    Config cfg;
+    ASSERT_TRUE(mc::add_encoding(cfg, "br").is_ok());
+    ASSERT_TRUE(mc::add_encoding(cfg, "gzip").is_ok());
+    ASSERT_TRUE(mc::add_encoding(cfg, "zstd").is_ok());
+    Decision d = mc::decide(v, cfg, kAllFilters, BudgetStep::kNone);
+    EXPECT_EQ(token(d.coding), "br");
+    EXPECT_EQ(d.budget, BudgetStep::kNone);
+    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kLower);
+    EXPECT_EQ(token(d.coding), "br");
+    EXPECT_EQ(d.budget, BudgetStep::kLower);
+    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kLowest);
+    EXPECT_EQ(token(d.coding), "br");
+    // The cheapest the client accepts: gzip (it does not accept zstd).
+    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kCheapest);
+    EXPECT_EQ(token(d.coding), "gzip");
+    v.accept_encoding = "br, gzip, zstd";
+    EXPECT_EQ(token(mc::decide(v, cfg, kAllFilters, BudgetStep::kCheapest).coding), "zstd");
+    // ... among the codings our filters on the response offer.
+    EXPECT_EQ(token(mc::decide(v, cfg, kBrotliFilter, BudgetStep::kCheapest).coding), "br");
+    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kIdentity);
+    expect_identity(d);
+    EXPECT_EQ(d.why, mc::metrics::Why::kBudget);
+}
+
+TEST(DecideTest, BudgetNeverCompressesWhatIsLeftAlone) {
+    ResponseView v = base_view();
+    v.request_has_range = true;
+    const Decision d = mc::decide(v, Config{}, kAllFilters, mc::BudgetStep::kCheapest);
+    expect_identity(d);
+    EXPECT_EQ(d.why, mc::metrics::Why::kRange);
+    v = base_view();
+    v.accept_encoding = "identity";
+    EXPECT_EQ(mc::decide(v, Config{}, kAllFilters, mc::BudgetStep::kCheapest).why,
+              mc::metrics::Why::kNotAcceptable);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include "mc/budget.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "mc/params.h"
 
@@ -12,14 +13,17 @@ BudgetStep BudgetController::sample(std::uint64_t cpu_ns, std::uint64_t wall_ns,
     if (wall_ns == 0 || cpus == 0) return step_;
     const double now =
         static_cast<double>(cpu_ns) / (static_cast<double>(wall_ns) * static_cast<double>(cpus));
-    // Smoothed over a few samples: one burst does not step the level down, a sustained share does.
-    share_ = primed_ ? 0.5 * share_ + 0.5 * now : now;
+    // Smoothed over a few intervals: one burst does not step the level down, a sustained share
+    // does. A sample that spans n intervals weighs as n of them.
+    const std::uint64_t n = std::max<std::uint64_t>(1, wall_ns / kIntervalNs);
+    const double keep = std::pow(0.5, static_cast<double>(std::min<std::uint64_t>(n, 64)));
+    share_ = primed_ ? keep * share_ + (1 - keep) * now : now;
     primed_ = true;
     auto s = static_cast<int>(step_);
     if (share_ > budget_ && s < kBudgetSteps - 1) {
         ++s;
     } else if (share_ < budget_ * kRecoverFraction && s > 0) {
-        --s;
+        s -= static_cast<int>(std::min<std::uint64_t>(n, static_cast<std::uint64_t>(s)));
     }
     step_ = static_cast<BudgetStep>(s);
     return step_;

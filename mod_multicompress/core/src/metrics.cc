@@ -124,6 +124,7 @@ const char* why_name(Why w) {
         case Why::kEnv: return "env";
         case Why::kCrossSite: return "cross_site";
         case Why::kStatus: return "status";
+        case Why::kBudget: return "budget";
         case Why::kOther: return "other";
     }
     return "other";
@@ -186,6 +187,19 @@ std::string render_prometheus(const Totals& t) {
             }
         }
     }
+    return out;
+}
+
+std::string render_budget_gauges(double share, int step) {
+    std::string out;
+    appendf(out,
+            "# HELP multicompress_budget_cpu_share Share of the machine's CPUs live compression "
+            "used when MultiCompressCPUBudget last measured it (0-1).\n"
+            "# TYPE multicompress_budget_cpu_share gauge\nmulticompress_budget_cpu_share %.4f\n"
+            "# HELP multicompress_budget_step MultiCompressCPUBudget's step for new live "
+            "responses: 0 configured level, 1 lower, 2 lowest, 3 cheapest coding, 4 identity.\n"
+            "# TYPE multicompress_budget_step gauge\nmulticompress_budget_step %d\n",
+            share, step);
     return out;
 }
 

@@ -12,7 +12,8 @@ bool is_text_html(std::string_view content_type) {
     return iequals(trim_ows(content_type.substr(0, semi)), "text/html");
 }
 
-Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codings) {
+Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codings,
+                BudgetStep step) {
     Decision d;
     // Responses that carry no content to transform: no coding, but a cache must still know that
     // the 200 for the same URL varies (a 304 carries the same Vary as the 200, RFC 9110 §15.4.5).
@@ -84,6 +85,25 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
     }
     d.reason = d.coding == Coding::kIdentity ? "client accepts no enabled encoding" : "negotiated";
     d.why = metrics::Why::kNotAcceptable;
+    if (d.coding != Coding::kIdentity && step != BudgetStep::kNone) {
+        // docs/contract.md "Under load": a lower level, then the cheapest coding the client
+        // accepts, then identity.
+        d.budget = step;
+        if (step == BudgetStep::kIdentity) {
+            d.coding = Coding::kIdentity;
+            d.reason = "over MultiCompressCPUBudget";
+            d.why = metrics::Why::kBudget;
+        } else if (step == BudgetStep::kCheapest) {
+            CodingSet acceptable;
+            for (const Coding c : cfg.encodings()) {
+                if (allowed.has(c) && accept.weight(c) > 0) acceptable.add(c);
+            }
+            d.coding = cheapest_coding(acceptable);
+            d.reason = "over MultiCompressCPUBudget: the cheapest coding accepted";
+        } else {
+            d.reason = "negotiated; level lowered (MultiCompressCPUBudget)";
+        }
+    }
     return d;
 }
 

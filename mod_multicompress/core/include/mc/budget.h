@@ -21,13 +21,16 @@ enum class BudgetStep : std::uint8_t {
 inline constexpr int kBudgetSteps = 5;
 
 /// Decides the step from the CPU share that live compression used (0..1 of all CPUs), once per
-/// sampling interval: one step down while the share is above the budget, one step back up
-/// while it is below `kRecoverFraction` of it, so the level settles instead of swinging. Pure:
-/// the adapter feeds it samples from the shared counters.
+/// sampling interval: one step down while the share is above the budget, one step back up per
+/// interval while it is below `kRecoverFraction` of it, so the level settles instead of
+/// swinging. Pure: the adapter feeds it samples from the shared counters.
 class BudgetController {
 public:
     /// A share this far below the budget lets the level recover by one step.
     static constexpr double kRecoverFraction = 0.75;
+    /// The sampling interval the smoothing is made for; a longer gap between two samples (a
+    /// child that had no request for a while) counts as that many quiet intervals.
+    static constexpr std::uint64_t kIntervalNs = 250'000'000;
 
     explicit BudgetController(double budget_share = 1.0) : budget_(budget_share) {}
 

@@ -26,9 +26,10 @@ enum class Why : std::uint8_t {
     kEnv,             ///< no-gzip, no-multicompress, gzip-only-text/html
     kCrossSite,       ///< MultiCompressCrossSite Identity
     kStatus,          ///< 1xx, 204, 304: no body to compress
+    kBudget,          ///< MultiCompressCPUBudget: over the budget at its last step
     kOther,           ///< an encoder that could not start, ...
 };
-inline constexpr std::size_t kWhyCount = 9;
+inline constexpr std::size_t kWhyCount = 10;
 
 /// Events counted once each.
 enum class Event : std::uint8_t {
@@ -100,6 +101,9 @@ struct ResponseFacts {
 /// The Prometheus text exposition format (version 0.0.4): HELP and TYPE lines, `_total`
 /// counters, every label combination present (zeros included) so a series never appears late.
 std::string render_prometheus(const Totals& t);
+/// The CPU budget's gauges in the same format: the share of the machine live compression used
+/// when last measured (0..1) and the step new responses take (0 none .. 4 identity).
+std::string render_budget_gauges(double share, int step);
 /// `/server-status?auto` lines, each starting with "MultiCompress".
 std::string render_status_auto(const Totals& t);
 /// The HTML section of `/server-status`.

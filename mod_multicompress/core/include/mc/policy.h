@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "mc/accept_encoding.h"
+#include "mc/budget.h"
 #include "mc/coding.h"
 #include "mc/config.h"
 #include "mc/metrics.h"
@@ -43,13 +44,20 @@ struct Decision {
     const char* reason = "";
     /// For kIdentity: the reason's class, for the counters.
     metrics::Why why = metrics::Why::kOther;
+    /// MultiCompressCPUBudget's step taken for this response: the adapter lowers the level
+    /// with mc::budget_level (the coding is already the step's).
+    BudgetStep budget = BudgetStep::kNone;
     /// Whether the response depends on Accept-Encoding (then Vary must say so).
     bool vary = true;
 };
 
 /// Decides for one response. `filter_codings` is the union of the codings of our filters on
 /// this response (DEFLATE: gzip+deflate, BROTLI_COMPRESS: br, ZSTD: zstd, MULTICOMPRESS: all).
-Decision decide(const ResponseView& view, const Config& cfg, CodingSet filter_codings);
+/// `step` is MultiCompressCPUBudget's current step for new live responses (kNone when the
+/// budget is Off or not exceeded): kCheapest switches to the cheapest coding the client
+/// accepts, kIdentity sends the response unchanged.
+Decision decide(const ResponseView& view, const Config& cfg, CodingSet filter_codings,
+                BudgetStep step = BudgetStep::kNone);
 
 /// True when a Content-Type is text/html (ignoring parameters and case).
 bool is_text_html(std::string_view content_type);
