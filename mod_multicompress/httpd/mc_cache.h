@@ -1,40 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// MultiCompressCache: compressed bodies of static files kept in an httpd socache store (shmcb,
-// memcache, redis, ...), keyed by the file's identity and the encoding, upgraded to a stronger
-// level off the request path.
+// MultiCompressCache policy: the key, lookup (hit, miss, unavailable), store, bad entries, and
+// asking for an upgrade; the store itself is mc_socache, the upgrade thread mc_cache_worker.
 #pragma once
 
 #include <httpd.h>
-#include <http_config.h>
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "mc/coding.h"
-#include "mc/config.h"
 
 namespace mc::httpd {
 
-void* create_server_config(apr_pool_t* p, server_rec* s) noexcept;
-void* merge_server_config(apr_pool_t* p, void* base, void* add) noexcept;
-/// MultiCompressCacheStore provider[:args] (server and virtual host).
-const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
-/// MultiCompressCacheSecret FILE (main server only): entries carry an HMAC-SHA256 keyed with the
-/// file's contents, and entries without a valid one are refused.
-const char* set_cache_secret(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
-/// Notes that some section turned MultiCompressCache on (a store is then set up at startup).
-/// Only while the configuration is read: a directive in .htaccess (read at request time) writes
-/// no process state, and without a server-level store its requests find the cache unavailable.
-void note_cache_wanted(cmd_parms* cmd);
-
-int cache_pre_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp) noexcept;
-int cache_post_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp,
-                      server_rec* s) noexcept;
-void cache_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
-
 /// The cache key of a file's compressed body: identity (path, size, mtime, inode) and coding.
 std::string cache_key(const request_rec* r, mc::Coding coding);
+
+/// The version of a file an entry is made from, as its apr_finfo_t gives it.
+struct FileIdentity {
+    apr_off_t size = 0;
+    apr_time_t mtime = 0;
+    apr_ino_t inode = 0;
+};
 
 /// A cached body: the level it was made at and the bytes.
 struct CachedBody {
@@ -56,5 +43,9 @@ void cache_store(request_rec* r, const std::string& key, mc::Coding coding, int 
                  std::string_view body);
 /// Asks the background worker to replace the entry with one made at the cache level.
 void cache_request_upgrade(request_rec* r, const std::string& key, mc::Coding coding);
+/// Stores the entry `key` for version `file` of a file, without a request (the upgrade worker).
+/// False when the server has no usable store, the format cannot hold it, or the store failed.
+bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,
+               int level, std::string_view body, apr_pool_t* pool);
 
 }  // namespace mc::httpd

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "mc/config.h"
-#include "mc_cache.h"
+#include "mc_socache.h"
 #include "mc_log.h"
 
 APLOG_USE_MODULE(multicompress);

@@ -5,7 +5,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include "mc_cache.h"
+#include "mc_cache_worker.h"
 #include "mc_config.h"
 #include "mc_filter.h"
 #include "mc_filter_names.h"
@@ -15,6 +15,7 @@
 #include "mc_inflate.h"
 #include "mc_not_modified.h"
 #include "mc_metrics.h"
+#include "mc_socache.h"
 #include "mc_static.h"
 #include "mc_whole_body.h"
 
@@ -32,10 +33,12 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // Before the access checks of the sidecar lookup's subrequest.
     ap_hook_post_perdir_config(mc::httpd::quiet_sidecar_probe, nullptr, nullptr,
                                APR_HOOK_REALLY_FIRST);
-    ap_hook_pre_config(mc::httpd::cache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_pre_config(mc::httpd::socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After the socache providers' modules have set themselves up.
-    ap_hook_post_config(mc::httpd::cache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_child_init(mc::httpd::cache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(mc::httpd::socache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // The store's mutex first, then the worker that uses it.
+    ap_hook_child_init(mc::httpd::socache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(mc::httpd::cache_worker_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(mc::httpd::whole_body_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After mod_filter read AddOutputFilterByType: its provider layout is what we read.
     ap_hook_post_config(mc::httpd::filter_names_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
