@@ -71,12 +71,14 @@ mc::BudgetStep budget_step(const mc::Config& cfg) noexcept {
 }
 
 double budget_share() noexcept {
-    if (g_budget > 0) maybe_sample();  // what the page shows is this child's view now
+    maybe_sample();  // what the page shows is this child's view now (measured with the budget
+                     // Off too, so an administrator can see what a budget would act on)
     return g_share.load(std::memory_order_relaxed);
 }
 
 mc::BudgetStep budget_current_step() noexcept {
-    if (g_budget > 0) maybe_sample();
+    if (g_budget <= 0) return mc::BudgetStep::kNone;
+    maybe_sample();
     return static_cast<mc::BudgetStep>(g_step.load(std::memory_order_relaxed));
 }
 
