@@ -340,6 +340,14 @@ class HttpdServer:
     def cmd(self, *args: str) -> list[str]:
         return [str(self.env.apache_bin), "-d", str(self.gen), "-f", str(self.conf_path), *args]
 
+    def check_config(self) -> subprocess.CompletedProcess:
+        """`apache2 -t` of a server that is never started (its log is not checked)."""
+        self.log_check = False
+        if not self.port:
+            self.port = free_port()
+        self.render()
+        return self.configtest()
+
     def configtest(self) -> subprocess.CompletedProcess:
         return subprocess.run(self.cmd("-t"), capture_output=True, text=True, env=clean_env(),
                               timeout=60, check=False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from mc_env import HttpdServer, assert_vary_once, decode, free_port, request
+from mc_env import HttpdServer, assert_vary_once, decode, request
 
 SECRET = "e3b0c44298fc1c149afbf4c8996fb924"  # as in htdocs/breach/page.shtml
 ALPHABET = "0123456789abcdef"
@@ -132,9 +132,6 @@ def test_mc_470_04_no_fetch_site_vary_without_policy(srv):
 def test_mc_470_05_bad_value_stops_startup(make_server):
     s = make_server("cross-site-bad", site_template=None,
                     extra_conf="MultiCompressCrossSite Sometimes\n")
-    s.log_check = False
-    s.port = free_port()
-    s.render()
-    out = s.configtest()
+    out = s.check_config()
     assert out.returncode != 0
     assert "MultiCompressCrossSite" in out.stderr and "Compress or Identity" in out.stderr
