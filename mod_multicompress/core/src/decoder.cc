@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "mc/alloc.h"
@@ -182,18 +183,53 @@ protected:
         ZSTD_outBuffer output{out.data(), out.size(), 0};
         const std::size_t rc = ZSTD_decompressStream(dctx_.get(), &output, &input);
         produced = output.pos;
+        // libzstd stops at the end of a frame, so what it took is all of the current frame.
+        note_header(in.first(input.pos));
         in = in.subspan(input.pos);
         if (ZSTD_isError(rc)) return {Code::kCorrupt, ZSTD_getErrorName(rc)};
+        frame_out_ += produced;
+        // RFC 8878 section 3.1.1.1.4: a declared Frame_Content_Size is the frame's exact size.
+        // libzstd checks it when it gets the whole frame in one call, but not when it streams a
+        // frame whose last block is empty, so the result would depend on how the input is cut.
+        const bool declared =
+            content_size_ != ZSTD_CONTENTSIZE_UNKNOWN && content_size_ != ZSTD_CONTENTSIZE_ERROR;
+        if (declared && (frame_out_ > content_size_ || (rc == 0 && frame_out_ != content_size_))) {
+            return {Code::kCorrupt, "zstd: frame content size does not match its data"};
+        }
         // rc == 0: a frame (or a skippable frame) is complete; libzstd starts the next one with
         // the next input.
         ended = rc == 0;
         return Status::ok();
     }
     // Frames may follow one another, skippable frames among them (RFC 8878 section 3.1).
-    bool next_member() override { return true; }
+    bool next_member() override {
+        header_size_ = 0;
+        content_size_ = ZSTD_CONTENTSIZE_ERROR;
+        frame_out_ = 0;
+        return true;
+    }
 
 private:
+    // RFC 8878 section 3.1.1: magic (4), descriptor (1), window (1), dictionary ID (4) and
+    // content size (8) at most.
+    static constexpr std::size_t kMaxFrameHeader = 18;
+
+    // Collects the first bytes of the current frame until its header says what content size it
+    // declares (ZSTD_CONTENTSIZE_UNKNOWN if none; 0 for a skippable frame).
+    void note_header(std::span<const std::byte> taken) {
+        if (content_size_ != ZSTD_CONTENTSIZE_ERROR || header_size_ == kMaxFrameHeader) return;
+        const std::size_t n = std::min(taken.size(), kMaxFrameHeader - header_size_);
+        std::copy_n(taken.begin(), n, header_.begin() + static_cast<std::ptrdiff_t>(header_size_));
+        header_size_ += n;
+        content_size_ = ZSTD_getFrameContentSize(header_.data(), header_size_);
+    }
+
     std::unique_ptr<ZSTD_DCtx, ZstdDCtxDeleter> dctx_;
+    std::array<std::byte, kMaxFrameHeader> header_{};
+    std::size_t header_size_ = 0;
+    // ZSTD_CONTENTSIZE_ERROR until the header is complete.
+    unsigned long long content_size_ = ZSTD_CONTENTSIZE_ERROR;  // NOLINT(google-runtime-int)
+    std::uint64_t frame_out_ = 0;
 };
 
 template <class D, class... A>
