@@ -97,6 +97,7 @@ RE_TICK = re.compile(r"^\s+t=\s*(\d+)s RSS (\d+) KiB fds (\d+)")
 RE_SEG = re.compile(r"^soak: segment (\d+)/(\d+) done, (\d+) requests .*idle RSS (\d+) KiB")
 RE_IDLE = re.compile(r"^soak: (\d+) s idle after the load: RSS (\d+) KiB")
 RE_REQS = re.compile(r"^requests: (\d+) completed.* in (\d+) s \((\d+)/s\)")
+RE_PARTS = re.compile(r"^\s+RSS parts after warm-up (\{.*?\}), at the end (\{.*?\})")
 RE_END = re.compile(r"^RSS \(idle, after warm-up -> end\): (\d+) KiB -> (\d+) KiB")
 
 
@@ -147,6 +148,9 @@ def run_soak(name: str, extra: list[str], args, env: dict, log_dir: Path) -> dic
             res["events"].append((now, f"{m.group(1)} s idle"))
         elif m := RE_REQS.match(line):
             res["requests"], res["rate"] = int(m.group(1)), int(m.group(3))
+        elif m := RE_PARTS.match(line):
+            res["parts_warm"] = ast.literal_eval(m.group(1))
+            res["parts_end"] = ast.literal_eval(m.group(2))
         elif m := RE_END.match(line):
             res["rss_end"] = int(m.group(2))
     res["rc"] = proc.wait()
@@ -253,7 +257,10 @@ def write_report(runs: list[dict], slow: list[dict], args, out: Path) -> list[st
             f"| {r['label']} | RSS during the soak ≤ 2× the stock pair's | peak {peak_x:.2f}×, "
             f"under load (5 s samples) max {load_x:.2f}× | "
             f"{verdict(peak_x <= 2 and load_x <= 2 if peak_x and load_x else None)} |",
-            f"| {r['label']} | within +10 % from warm-up to the end | {g:+.2f} % | "
+            f"| {r['label']} | within +10 % from warm-up to the end | {g:+.2f} %"
+            + (" (" + ", ".join(f"{k} {v / 1024:+.1f} MiB" for k, v in (
+                (k, r["parts_end"][k] - r["parts_warm"].get(k, 0)) for k in r["parts_end"]))
+               + ")" if r.get("parts_end") else "") + " | "
             f"{verdict(g <= 10 if g is not None else None)} |",
             f"| {r['label']} | {args.idle_after:.0f} s after the load ≤ 1.5× the stock pair's | "
             f"{idle_x:.2f}× ({mib(r.get('rss_idle'))} vs {mib(stock.get('rss_idle'))} MiB) | "
@@ -345,7 +352,7 @@ def write_chart(runs: list[dict], out: Path) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(10, 5.2))
     colors = ["#777777", "#1f77b4", "#d62728"]
-    for r, c in zip(runs, colors):
+    for i, (r, c) in enumerate(zip(runs, colors)):
         s = r["samples"]
         if not s:
             continue
@@ -354,8 +361,9 @@ def write_chart(runs: list[dict], out: Path) -> None:
                 label=r["label"])
         for t, e in r["events"]:
             ax.axvline(t - t_start, color=c, ls=":", lw=0.8)
-            ax.annotate(e, (t - t_start, 0), color=c, fontsize=7,
-                        rotation=90, xytext=(2, 4), textcoords="offset points", va="bottom")
+            ax.annotate(e, (t - t_start, 0.03 + 0.2 * i), xycoords=ax.get_xaxis_transform(),
+                        color=c, fontsize=7, rotation=90, xytext=(2, 0),
+                        textcoords="offset points", va="bottom")
     ax.set_xlabel("seconds since httpd started")
     ax.set_ylabel("total RSS of httpd (MiB)")
     ax.set_title("RSS over time: soak.py, stock pair vs mod_multicompress (1 s samples)")

@@ -70,7 +70,9 @@ def perf_report(data: Path) -> tuple[dict[str, float], list[tuple[float, str, st
             dso = "kernel"
         groups[group_of(dso)] += pct
         syms.append((pct, dso, sym))
-    return dict(groups), syms
+    # perf's rounded per-symbol percentages add up to 97-104 %: shares of what was listed
+    total = sum(groups.values()) or 1.0
+    return {k: 100.0 * v / total for k, v in groups.items()}, syms
 
 
 def main() -> int:
@@ -82,7 +84,17 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=5000)
     ap.add_argument("-c", type=int, default=8)
     ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite profile.md from <out>/profile.json (shares renormalised)")
     args = ap.parse_args()
+    if args.report_only:
+        data = json.loads((Path(args.out) / "profile.json").read_text())
+        for r in data["runs"]:
+            t = sum(r["groups_pct"].values()) or 1.0
+            r["groups_pct"] = {k: round(100.0 * v / t, 2) for k, v in r["groups_pct"].items()}
+        (Path(args.out) / "profile.json").write_text(json.dumps(data, indent=1))
+        write_md(argparse.Namespace(**data["args"]), data["runs"], Path(args.out))
+        return 0
     codings = [(c.rsplit("-", 1)[0], int(c.rsplit("-", 1)[1])) for c in args.codings.split(",")]
     files = args.files.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="mc-profile-"))
@@ -142,6 +154,12 @@ def main() -> int:
     out = Path(args.out)
     (out / "profile.json").write_text(json.dumps({"args": vars(args), "runs": results},
                                                  indent=1))
+    write_md(args, results, out)
+    print(f"wrote {out / 'profile.md'}")
+    return 0
+
+
+def write_md(args, results: list[dict], out: Path) -> None:
     cols = ["libbrotlienc", "libz", "libdeflate", "libzstd", "mod_multicompress",
             "libapr / libaprutil", "httpd (apache2 + mods)", "libc", "libstdc++", "kernel"]
     md = ["# CPU per compressed response (issue 12): perf, self time by library", "",
@@ -150,7 +168,7 @@ def main() -> int:
           f"{args.n} -c {args.c} -H 'Accept-Encoding: <coding>'` per file and coding on the "
           "same 2 shared cores, `perf record -e cpu-clock -F 4000 -g -p <children>` during "
           "the run. µs/req = server utime+stime over the run / requests; a column = that "
-          "library's share of the self samples × µs/req (µs per response spent in it). "
+          "library's share of the self samples (normalised to 100 %) × µs/req (µs per response spent in it). "
           "The compression library's column is its own compression time; everything else is "
           "what a response costs beyond it.", "",
           "| file | coding | req/s | CPU µs/req | " + " | ".join(cols) + " | other |",
@@ -167,8 +185,6 @@ def main() -> int:
         md.append(f"- `{r['file']}` {r['coding']}-{r['level']}: " + "; ".join(
             f"{p:.1f}% {s} ({d})" for p, d, s in r["top_symbols"][:8]))
     (out / "profile.md").write_text("\n".join(md) + "\n")
-    print(f"wrote {out / 'profile.md'}")
-    return 0
 
 
 if __name__ == "__main__":
