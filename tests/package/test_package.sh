@@ -188,9 +188,12 @@ done
 # Every library the binaries link is covered (${shlibs:Depends}).
 scratch="$work/unpacked"
 dpkg-deb -x "$deb" "$scratch"
+# The package that ships the library for this architecture (libm.so.6 is also in libc6-i386's
+# /lib32, which must not count).
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 for bin in usr/lib/apache2/modules/mod_multicompress.so usr/bin/multicompress-precompress; do
     for lib in $(objdump -p "$scratch/$bin" | awk '/NEEDED/ {print $2}'); do
-        owner=$(dpkg -S "*/$lib" 2>/dev/null | head -1 | cut -d: -f1)
+        owner=$(dpkg -S "*/$multiarch/$lib" 2>/dev/null | head -1 | cut -d: -f1)
         check "$bin: $lib (${owner:-?}) in Depends" grep -qE "(^|, )${owner//+/\\+}( |,|$)" <<<"$depends"
     done
 done
