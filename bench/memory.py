@@ -37,6 +37,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+from mc_env import children_of  # noqa: E402
+
 SOAK = ROOT / "tests" / "soak" / "soak.py"
 PY = "/usr/bin/python3"
 
@@ -50,21 +54,6 @@ def stock_kinds() -> list[str]:
 
 
 # ---- /proc ---------------------------------------------------------------------------------
-def children_of(pid: int) -> list[int]:
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == pid:
-            kids.append(int(d))
-    return kids
-
-
 def status_kib(pid: int) -> tuple[int, int]:
     rss = anon = 0
     try:

@@ -45,9 +45,11 @@ bool has_token(const request_rec* r, const char* header, const char* token) {
 // same-site compressed response to a cross-site request (the credentials themselves are not
 // listed: Vary: Cookie would make such responses uncacheable for everyone).
 void merge_vary(request_rec* r) {
-    for (const char* token : {"Accept-Encoding", "Sec-Fetch-Site"}) {
-        if (token[0] == 'S' && !dir_config(r).cross_site_identity()) break;
-        if (!has_token(r, "Vary", token)) apr_table_mergen(r->headers_out, "Vary", token);
+    if (!has_token(r, "Vary", "Accept-Encoding")) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    }
+    if (dir_config(r).cross_site_identity() && !has_token(r, "Vary", "Sec-Fetch-Site")) {
+        apr_table_mergen(r->headers_out, "Vary", "Sec-Fetch-Site");
     }
 }
 

@@ -506,6 +506,25 @@ def wait_gone(pids: Iterable[int], timeout: float) -> bool:
     return not any(process_alive(p) for p in pids)
 
 
+def stop_process(proc: "subprocess.Popen | None", timeout: float = 10) -> None:
+    """SIGTERM by PID, then SIGKILL after `timeout` s; reaps the process (a helper server a
+    test started: memcached, redis, prometheus, a backend)."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=5)
+
+
 def children_of(pid: int) -> list[int]:
     kids = []
     for d in os.listdir("/proc"):

@@ -28,7 +28,8 @@ from typing import Sequence
 import brotli
 import zstandard
 
-from mc_env import HttpdServer, Response, free_port, process_alive, request, wait_gone
+from mc_env import (HttpdServer, Response, free_port, process_alive, request, stop_process,
+                    wait_gone)
 
 MEMCACHED_BIN = "/usr/bin/memcached"
 REDIS_BIN = "/usr/bin/redis-server"
@@ -134,21 +135,7 @@ class StoreProcess:
     def stop(self) -> None:
         """SIGTERM by PID, then SIGKILL; reaps the process."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
-                os.kill(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.kill(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(timeout=5)
+        stop_process(proc)
 
     def kill(self) -> None:
         """SIGKILL by PID (the store dies under the server's feet)."""

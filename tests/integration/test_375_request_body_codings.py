@@ -25,7 +25,6 @@ import http.client
 import json
 import os
 import random
-import signal
 import socket
 import struct
 import subprocess
@@ -34,7 +33,7 @@ import time
 import pytest
 
 from mc_drop_in import assert_no_crash, encode, post, start_dropin, stop_checked, wait_for_log
-from mc_env import Response, free_port, request, text_body
+from mc_env import Response, free_port, request, stop_process, text_body
 
 MIB = 1 << 20
 
@@ -240,14 +239,7 @@ class Backend:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_process(proc)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -27,7 +26,7 @@ from pathlib import Path
 import brotli
 import pytest
 
-from mc_env import HttpdServer, decode, free_port, request, static_file
+from mc_env import HttpdServer, decode, free_port, request, static_file, stop_process
 from mc_stores import SUFFIX
 
 PROMETHEUS = "/usr/bin/prometheus"
@@ -317,13 +316,7 @@ class Prometheus:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
+        stop_process(proc, timeout=15)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
