@@ -6,10 +6,10 @@
 //
 // Invariants: no crash; alter_etag follows its mode; for every well-formed entity-tag x and
 // every coding c (identity too), strip_etag_suffixes(alter_etag(x, c)) == x and
-// etag_coding(alter_etag(x, c)) == c, alone or in a list, and the five representations of x
-// get five different tags; rewrite_if_none_match keeps exactly the tags of the codings asked
-// for, stripped; etag_in_list finds a tag in a list it was put in; list_has_token finds what was
-// appended.
+// etag_coding(alter_etag(x, c)) == c, alone or in a list, and the six representations of x
+// get six different tags (dcz's names the dictionary); rewrite_if_none_match keeps exactly the tags
+// of the codings asked for, stripped; etag_in_list finds a tag in a list it was put in;
+// list_has_token finds what was appended.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <array>
@@ -27,8 +27,11 @@
 namespace {
 
 constexpr std::array<mc::Coding, mc::kCodingCount> kEveryCoding = {
-    mc::Coding::kIdentity, mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli,
-    mc::Coding::kZstd};
+    mc::Coding::kIdentity, mc::Coding::kGzip, mc::Coding::kDeflate,
+    mc::Coding::kBrotli,   mc::Coding::kZstd, mc::Coding::kDcz};
+// dcz tags name the dictionary too (first hex digits of its hash).
+constexpr std::string_view kDictTag = "0123abcd";
+constexpr std::string_view kOtherDictTag = "ffff0000";
 
 // RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE,
 // etagc = %x21 / %x23-7E / obs-text.
@@ -79,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                         : std::string("accept-encoding");
 
     // ---- alter_etag on the whole value.
-    const std::string altered = mc::alter_etag(value, coding, mode);
+    const std::string altered = mc::alter_etag(value, coding, mode, kDictTag);
     if (mode == mc::ETagMode::kRemove && coding != mc::Coding::kIdentity) {
         MC_FUZZ_CHECK(altered.empty());
     } else if (mode == mc::ETagMode::kNoChange || mode == mc::ETagMode::kRemove) {
@@ -91,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // The round trip, for every coding: exact, and each representation its own tag.
         std::array<std::string, mc::kCodingCount> tags;
         for (std::size_t i = 0; i < kEveryCoding.size(); ++i) {
-            tags[i] = mc::alter_etag(value, kEveryCoding[i], mc::ETagMode::kAddSuffix);
+            tags[i] = mc::alter_etag(value, kEveryCoding[i], mc::ETagMode::kAddSuffix, kDictTag);
             MC_FUZZ_CHECK(is_entity_tag(tags[i]));
             MC_FUZZ_CHECK(tags[i].starts_with("W/") == value.starts_with("W/"));
             MC_FUZZ_CHECK(mc::strip_etag_suffixes(tags[i]) == value);
@@ -102,8 +105,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             MC_FUZZ_CHECK(mc::etag_in_list("\"x\", " + tags[i], tags[i]));
             // If-None-Match as sent on: only the asked-for coding survives, stripped.
             const std::string kept =
-                mc::rewrite_if_none_match(tags[i], mc::CodingSet{kEveryCoding[i]});
+                mc::rewrite_if_none_match(tags[i], mc::CodingSet{kEveryCoding[i]}, kDictTag);
             MC_FUZZ_CHECK(kept == value);
+            if (kEveryCoding[i] == mc::Coding::kDcz) {  // another dictionary's: not this one
+                MC_FUZZ_CHECK(mc::rewrite_if_none_match(tags[i], mc::CodingSet{mc::Coding::kDcz},
+                                                        kOtherDictTag)
+                                  .empty());
+            }
             const mc::Coding other = kEveryCoding[(i + 1) % kEveryCoding.size()];
             MC_FUZZ_CHECK(mc::rewrite_if_none_match(tags[i], mc::CodingSet{other}).empty());
         }
@@ -130,7 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
             const bool tag = is_entity_tag(item);
             original.append(item);
-            sent += tag ? mc::alter_etag(item, coding, mode) : std::string(item);
+            sent += tag ? mc::alter_etag(item, coding, mode, kDictTag) : std::string(item);
         }
         if (all_tags) MC_FUZZ_CHECK(mc::strip_etag_suffixes(sent) == original);
     }

@@ -321,7 +321,7 @@ Result<std::shared_ptr<const PreparedDictionary>> PreparedDictionary::make(
     std::shared_ptr<PreparedDictionary> d(new PreparedDictionary(std::move(bytes), level));
     const std::string& raw = d->bytes_->bytes;
     // Parameters for an unknown body against this dictionary; each response sets its window.
-    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, 0, raw.size());
+    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, raw.size(), raw.size());
     d->cdict_ = ZSTD_createCDict_advanced(raw.data(), raw.size(), ZSTD_dlm_byRef,
                                           ZSTD_dct_rawContent, cp, kZstdMem);
     if (d->cdict_ == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot prepare dictionary"};
