@@ -78,6 +78,9 @@ std::string hash_key(const mc::DictionaryHash& h) {
     return {reinterpret_cast<const char*>(h.data()), h.size()};
 }
 
+// The child's dictionaries: their bytes and prepared tables (bounded, least recently used
+// first), the origins each may be used on, when this child last stored each (origin, dictionary)
+// pair, and the hashes of static files it has learned.
 class DictionaryCache {
 public:
     std::shared_ptr<const mc::DictionaryBytes> find(const mc::DictionaryHash& h) {
@@ -88,32 +91,43 @@ public:
         return it->second.bytes;
     }
 
-    void put(std::shared_ptr<const mc::DictionaryBytes> d) {
+    // The bytes of `h` if they may be used on `origin` here.
+    std::shared_ptr<const mc::DictionaryBytes> find(const mc::DictionaryHash& h,
+                                                    const std::string& origin) {
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = map_.find(hash_key(h));
+        if (it == map_.end() || !it->second.origins.contains(origin)) return nullptr;
+        it->second.used = ++clock_;
+        return it->second.bytes;
+    }
+
+    // Keeps `d` and that it may be used on `origin`.
+    void put(std::shared_ptr<const mc::DictionaryBytes> d, const std::string& origin) {
         const std::lock_guard<std::mutex> lock(mu_);
         Entry& e = map_[hash_key(d->hash)];
         if (!e.bytes) {
             e.bytes = std::move(d);
             total_ += e.bytes->bytes.size();
         }
+        e.origins.emplace(origin, 0);
         e.used = ++clock_;
         evict();
     }
 
-    // Whether this child holds `h` and stored it lately.
-    bool stored_recently(const mc::DictionaryHash& h, apr_time_t now) {
+    // Whether this child holds `h` for `origin` and stored it lately.
+    bool stored_recently(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
         const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = map_.find(hash_key(h));
-        return it != map_.end() && it->second.stored != 0 &&
-               now - it->second.stored < kRestoreAfter;
+        const apr_time_t* stored = stored_at(h, origin);
+        return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
     }
 
-    // Whether the caller is to store `h` now (not stored lately); if so, notes that it is.
-    bool claim_store(const mc::DictionaryHash& h, apr_time_t now) {
+    // Whether the caller is to store `h` for `origin` now (not stored lately); if so, notes that
+    // it is.
+    bool claim_store(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
         const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = map_.find(hash_key(h));
-        if (it == map_.end()) return false;
-        if (it->second.stored != 0 && now - it->second.stored < kRestoreAfter) return false;
-        it->second.stored = now;
+        apr_time_t* stored = stored_at(h, origin);
+        if (stored == nullptr || (*stored != 0 && now - *stored < kRestoreAfter)) return false;
+        *stored = now;
         return true;
     }
 
@@ -163,9 +177,16 @@ private:
     struct Entry {
         std::shared_ptr<const mc::DictionaryBytes> bytes;
         std::map<int, std::shared_ptr<const mc::PreparedDictionary>> prepared;
+        std::map<std::string, apr_time_t> origins;  ///< where it may be used: when stored (0: not)
         std::uint64_t used = 0;
-        apr_time_t stored = 0;
     };
+
+    apr_time_t* stored_at(const mc::DictionaryHash& h, const std::string& origin) {
+        const auto it = map_.find(hash_key(h));
+        if (it == map_.end()) return nullptr;
+        const auto o = it->second.origins.find(origin);
+        return o == it->second.origins.end() ? nullptr : &o->second;
+    }
 
     static std::size_t footprint(const Entry& e) {
         std::size_t n = e.bytes ? e.bytes->bytes.size() : 0;
@@ -200,20 +221,24 @@ DictionaryCache& child_cache() {
 
 // ---- The store ------------------------------------------------------------------------------
 
-std::string head_key(const mc::DictionaryHash& h) {
-    return "mcd1-" + mc::hash_hex(h);
-}
+// The bytes are stored once per dictionary, in chunks; a head per (dictionary, origin) says
+// where it may be used (a dictionary offered on two hosts has two heads).
 std::string chunk_key(const mc::DictionaryHash& h, std::uint32_t i) {
-    return head_key(h) + "-" + std::to_string(i);
+    return "mcd1-" + mc::hash_hex(h) + "-" + std::to_string(i);
+}
+std::string head_key(const mc::DictionaryHash& h, const std::string& origin) {
+    const mc::DictionaryHash o = mc::sha256(std::as_bytes(std::span(origin)));
+    return "mcd1-" + mc::hash_hex(h) + "@" + mc::hash_hex(o).substr(0, 16);
 }
 
-void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, apr_pool_t* pool) {
+void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::string& origin,
+                      apr_pool_t* pool) {
     const ServerConf* sc = usable_store(s);
     if (sc == nullptr) return;
     mc::DictionaryHead head;
     head.hash = d.hash;
     head.size = d.bytes.size();
-    head.origin = d.origin;
+    head.origin = origin;
     const apr_time_t expiry = apr_time_now() + kStoreLifetime;
     // The chunks first: a head in the store means its chunks were written.
     for (std::uint32_t i = 0; i < head.chunks(); ++i) {
@@ -226,21 +251,26 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, apr_pool_t* p
         }
     }
     std::string encoded = mc::encode_dictionary_head(head);
-    if (const apr_status_t rv = store_put(*sc, s, head_key(d.hash), encoded, expiry, pool);
+    if (const apr_status_t rv =
+            store_put(*sc, s, head_key(d.hash, origin), encoded, expiry, pool);
         rv != APR_SUCCESS) {
         store_failed(s, rv, "storing a dictionary");
     }
 }
 
-// Reads a dictionary from the store and checks it: the head for this hash, every chunk, and the
-// SHA-256 of the bytes (the store is shared and often unauthenticated).
+// Reads the head of `h` for `origin` from the store and, unless this child has them already, the
+// bytes, and checks them: the head for this hash and origin, every chunk, and the SHA-256 of
+// the bytes (the store is shared and often unauthenticated).
 std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(request_rec* r,
-                                                            const mc::DictionaryHash& h) {
+                                                            const mc::DictionaryHash& h,
+                                                            const std::string& origin,
+                                                            std::shared_ptr<const mc::DictionaryBytes> have) {
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return nullptr;
     std::vector<unsigned char> buf(mc::kDictionaryChunk + 1);
     unsigned int len = static_cast<unsigned int>(buf.size());
-    apr_status_t rv = store_get(*sc, r->server, head_key(h), buf.data(), &len, r->pool);
+    const std::string hkey = head_key(h, origin);
+    apr_status_t rv = store_get(*sc, r->server, hkey, buf.data(), &len, r->pool);
     if (APR_STATUS_IS_NOTFOUND(rv)) return nullptr;
     if (rv != APR_SUCCESS && rv != APR_ENOSPC && rv != APR_ENOMEM) {
         store_failed(r->server, rv, "a dictionary lookup");
@@ -254,13 +284,13 @@ std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(request_rec* r,
                       MC_LOGNO(00270) "dictionary %s in the store is not usable (%s): removed",
                       mc::hash_hex(h).c_str(), why);
         count(mc::metrics::Event::kCacheRejected);
-        store_remove(*sc, r->server, head_key(h), r->pool);
+        store_remove(*sc, r->server, hkey, r->pool);
         return nullptr;
     };
-    if (!head) return reject("a bad head");
+    if (!head || head->origin != origin) return reject("a bad head");
+    if (have) return have.get()->bytes.size() == head->size ? have : reject("another size");
     auto d = std::make_shared<mc::DictionaryBytes>();
     d->hash = h;
-    d->origin = head->origin;
     d->bytes.reserve(head->size);
     for (std::uint32_t i = 0; i < head->chunks(); ++i) {
         len = static_cast<unsigned int>(buf.size());
@@ -318,14 +348,16 @@ const SharedBytes* resolve(request_rec* r) {
         return nullptr;
     }
     if (cross_origin_excluded(r)) return nullptr;
-    SharedBytes d = child_cache().find(*hash);
+    const std::string origin = origin_of(r);
+    SharedBytes d = child_cache().find(*hash, origin);
     if (!d) {
-        d = fetch_dictionary(r, *hash);
-        if (d) child_cache().put(d);
+        // Not offered on this origin by this child: the fleet's store may say it was.
+        d = fetch_dictionary(r, *hash, origin, child_cache().find(*hash));
+        if (d) child_cache().put(d, origin);
     }
-    if (!d || d->origin != origin_of(r)) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "dictionary %s: %s",
-                      mc::hash_hex(*hash).c_str(), d ? "offered on another host" : "not held");
+    if (!d) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "dictionary %s not held for %s",
+                      mc::hash_hex(*hash).c_str(), origin.c_str());
         count(mc::metrics::Event::kDictionaryUnknown);
         return nullptr;
     }
@@ -356,13 +388,13 @@ void learn(request_rec* r, const mc::DictionaryHash& hash, std::string&& bytes) 
     auto d = std::make_shared<mc::DictionaryBytes>();
     d->hash = hash;
     d->bytes = std::move(bytes);
-    d->origin = origin_of(r);
+    const std::string origin = origin_of(r);
     if (const std::string file = file_identity(r); !file.empty()) {
         child_cache().remember_file(file, hash);
     }
-    child_cache().put(d);
-    if (!child_cache().claim_store(hash, apr_time_now())) return;
-    store_dictionary(r->server, *d, r->pool);
+    child_cache().put(d, origin);
+    if (!child_cache().claim_store(hash, origin, apr_time_now())) return;
+    store_dictionary(r->server, *d, origin, r->pool);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "dictionary %s learned (%" APR_SIZE_T_FMT " bytes)", mc::hash_hex(hash).c_str(),
                   d->bytes.size());
@@ -415,7 +447,7 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     // Known already: nothing to capture.
     if (const std::string file = file_identity(r); !file.empty()) {
         if (const auto h = child_cache().file_hash(file);
-            h && child_cache().stored_recently(*h, apr_time_now())) {
+            h && child_cache().stored_recently(*h, origin_of(r), apr_time_now())) {
             return nullptr;
         }
     }

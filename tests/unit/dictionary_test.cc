@@ -213,9 +213,18 @@ std::string decode_dcz(const std::string& body, const std::string& dict, std::si
 }
 
 std::size_t prefix_size(const std::string& body, const std::string& dict, int level) {
-    // What `zstd --patch-from` does: the old file as a prefix at the same level.
+    // What `zstd --patch-from` does (programs/fileio.c, zstd 1.5.4): the old file as a prefix at
+    // the same level, a window of highbit(largest) + 1, and long-distance matching when that
+    // window is above the level's cycle log.
+    const std::size_t largest = std::max(body.size(), dict.size());
+    unsigned highbit = 0;
+    while ((std::size_t{2} << highbit) <= largest) ++highbit;
+    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, largest, dict.size());
+    const unsigned cycle = cp.chainLog - (cp.strategy >= ZSTD_btlazy2 ? 1 : 0);
     ZSTD_CCtx* c = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, static_cast<int>(highbit + 1));
+    if (highbit + 1 > cycle) ZSTD_CCtx_setParameter(c, ZSTD_c_enableLongDistanceMatching, 1);
     ZSTD_CCtx_refPrefix(c, dict.data(), dict.size());
     std::string out(ZSTD_compressBound(body.size()), '\0');
     const std::size_t n = ZSTD_compress2(c, out.data(), out.size(), body.data(), body.size());

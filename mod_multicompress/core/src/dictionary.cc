@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "encoders.h"
 #include "mc/alloc.h"
 #include "mc/coding.h"
 
@@ -198,6 +199,36 @@ int dcz_window_log(std::size_t dictionary_size, std::int64_t body_size, int leve
     int w = 10;
     while (w < max && (std::uint64_t{1} << w) < need) ++w;
     return w;
+}
+
+bool dcz_use_prefix(std::size_t dictionary_size, std::int64_t body_size, int level) {
+    const std::uint64_t body = body_size >= 0 ? static_cast<std::uint64_t>(body_size)
+                                              : dictionary_size;
+    const std::uint64_t largest = std::max<std::uint64_t>(dictionary_size, body);
+    int highbit = 0;
+    while (highbit < 63 && (std::uint64_t{2} << highbit) <= largest) ++highbit;
+    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, largest, dictionary_size);
+    const int cycle_log = static_cast<int>(cp.chainLog) - (cp.strategy >= ZSTD_btlazy2 ? 1 : 0);
+    return highbit + 1 > cycle_log;
+}
+
+Status setup_dcz(ZSTD_CCtx_s* cctx, const EncoderParams& p) {
+    if (p.dictionary == nullptr) return {Code::kInvalidArgument, "dcz: no dictionary"};
+    const PreparedDictionary& d = *p.dictionary;
+    std::size_t rc = 0;
+    if (dcz_use_prefix(d.size(), p.size_hint, p.level)) {
+        rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
+        if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
+        if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_refPrefix(cctx, d.bytes().data(), d.bytes().size());
+    } else {
+        rc = ZSTD_CCtx_refCDict(cctx, d.cdict());
+    }
+    if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
+    if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
+        rc = ZSTD_CCtx_setPledgedSrcSize(cctx, static_cast<unsigned long long>(p.size_hint));
+    }
+    if (ZSTD_isError(rc)) return {Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+    return Status::ok();
 }
 
 Status check_dictionary_pattern(std::string_view pattern) {

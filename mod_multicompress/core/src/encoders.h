@@ -6,10 +6,16 @@
 
 #include "mc/encoder.h"
 
+struct ZSTD_CCtx_s;
+
 namespace mc {
 
 Result<std::unique_ptr<Encoder>> make_zlib_encoder(const EncoderParams& p);
 Result<std::unique_ptr<Encoder>> make_brotli_encoder(const EncoderParams& p);
 Result<std::unique_ptr<Encoder>> make_zstd_encoder(const EncoderParams& p);
+
+/// Sets up a fresh (or reset) zstd context for a dcz frame of `p` (p.dictionary set, after tune):
+/// the level, the window, and the dictionary (dictionary.cc, dcz_use_prefix).
+Status setup_dcz(ZSTD_CCtx_s* cctx, const EncoderParams& p);
 
 }  // namespace mc

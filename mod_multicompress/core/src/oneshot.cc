@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "encoders.h"
 #include "mc/alloc.h"
 #include "mc/dictionary.h"
 
@@ -119,10 +120,7 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             ZSTD_CCtx* cctx = zstd_->cctx;
             if (cctx == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot create context"};
             ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
-            std::size_t rc = ZSTD_CCtx_refCDict(cctx, p.dictionary->cdict());
-            if (!ZSTD_isError(rc))
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
-            if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+            if (Status st = setup_dcz(cctx, p); !st.is_ok()) return st;
             const auto header = dcz_header(p.dictionary->hash());
             std::copy(header.begin(), header.end(), out.begin());
             const std::size_t n = ZSTD_compress2(cctx, out.data() + kDczHeaderSize,

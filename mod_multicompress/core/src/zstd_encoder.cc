@@ -94,15 +94,7 @@ private:
         coding_ = Coding::kDcz;
         header_bytes_ = dcz_header(p.dictionary->hash());
         header_ = header_bytes_;
-        std::size_t rc = ZSTD_CCtx_refCDict(cctx_.get(), p.dictionary->cdict());
-        if (!ZSTD_isError(rc))
-            rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_windowLog, p.window_log);
-        if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
-            rc = ZSTD_CCtx_setPledgedSrcSize(cctx_.get(),
-                                             static_cast<unsigned long long>(p.size_hint));
-        }
-        if (ZSTD_isError(rc)) return {Code::kInvalidArgument, ZSTD_getErrorName(rc)};
-        return Status::ok();
+        return setup_dcz(cctx_.get(), p);
     }
 
     static Status write_all(std::span<const std::byte> bytes, Sink& out) {

@@ -68,6 +68,14 @@ int dcz_max_window_log(std::size_t dictionary_size);
 /// (the level's own window then stands for the body).
 int dcz_window_log(std::size_t dictionary_size, std::int64_t body_size, int level_window_log);
 
+/// How a dcz body is made. Against the prepared tables (ZSTD_CCtx_refCDict: no per-response
+/// work for the dictionary), unless `zstd --patch-from` would turn on long-distance matching
+/// there (a dictionary the level's tables cannot reach across: highbit(max(dictionary, body)) + 1
+/// above the level's cycle log, programs/fileio.c): then as it does, the dictionary as a prefix
+/// with long-distance matching, whose bytes come within a few per cent of --patch-from's.
+/// `body_size` < 0: unknown (taken as the dictionary's size).
+bool dcz_use_prefix(std::size_t dictionary_size, std::int64_t body_size, int level);
+
 /// What MultiCompressUseAsDictionary offers. Strings are not owned.
 struct DictionaryOffer {
     std::string_view match;  ///< a path pattern: starts with '/', `*` is the only wildcard
@@ -88,7 +96,8 @@ std::string format_use_as_dictionary(const DictionaryOffer& offer);
 /// characters, '/' included; everything else matches itself.
 bool pattern_matches(std::string_view pattern, std::string_view path);
 
-/// The head of a dictionary in the store: what it is and where it may be used. The bytes follow
+/// The head of a dictionary in the store, one per origin it was offered on: what it is and where
+/// it may be used. The bytes follow
 /// in `chunks` entries of at most kDictionaryChunk bytes each (memcached keeps items under 1 MB,
 /// the default shmcb store about 230 KB per subcache).
 inline constexpr std::size_t kDictionaryChunk = 128 * 1024;
@@ -111,7 +120,6 @@ std::optional<DictionaryHead> decode_dictionary_head(std::span<const std::byte> 
 struct DictionaryBytes {
     DictionaryHash hash{};
     std::string bytes;
-    std::string origin;
 };
 
 /// A dictionary prepared for zstd at one level (ZSTD_createCDict_advanced with
@@ -129,6 +137,7 @@ public:
     [[nodiscard]] std::size_t size() const { return bytes_->bytes.size(); }
     [[nodiscard]] int level() const { return level_; }
     [[nodiscard]] const ZSTD_CDict_s* cdict() const { return cdict_; }
+    [[nodiscard]] std::string_view bytes() const { return bytes_->bytes; }
     /// Memory held: the bytes and the CDict.
     [[nodiscard]] std::size_t footprint() const;
 
