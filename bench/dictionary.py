@@ -173,6 +173,125 @@ def _zlib_gzip(data: bytes, level: int) -> bytes:
     return c.compress(data) + c.flush()
 
 
+# ---- libzstd directly (ctypes): what each way of using the dictionary costs -------------------
+class _LibZstd:
+    """The system libzstd (the one the module and the CLI link), through ctypes, for the
+    variants python-zstandard cannot express (ZSTD_CCtx_refPrefix, a CDict with given
+    parameters, long-distance matching on a prefix)."""
+
+    C_LEVEL, C_WINDOW, C_LDM = 100, 101, 160
+
+    def __init__(self) -> None:
+        import ctypes as C
+        self.C = C
+
+        class CParams(C.Structure):
+            _fields_ = [(n, C.c_uint) for n in ("windowLog", "chainLog", "hashLog", "searchLog",
+                                                "minMatch", "targetLength")] + \
+                       [("strategy", C.c_int)]
+
+        class Mem(C.Structure):
+            _fields_ = [("alloc", C.c_void_p), ("free", C.c_void_p), ("opaque", C.c_void_p)]
+
+        self.CParams, self.Mem = CParams, Mem
+        L = C.CDLL("libzstd.so.1")
+        L.ZSTD_versionString.restype = C.c_char_p
+        L.ZSTD_getCParams.restype = CParams
+        L.ZSTD_getCParams.argtypes = [C.c_int, C.c_ulonglong, C.c_size_t]
+        L.ZSTD_createCDict_advanced.restype = C.c_void_p
+        L.ZSTD_createCDict_advanced.argtypes = [C.c_char_p, C.c_size_t, C.c_int, C.c_int,
+                                                CParams, Mem]
+        L.ZSTD_createCCtx.restype = C.c_void_p
+        L.ZSTD_freeCCtx.argtypes = [C.c_void_p]
+        L.ZSTD_freeCDict.argtypes = [C.c_void_p]
+        L.ZSTD_CCtx_reset.argtypes = [C.c_void_p, C.c_int]
+        L.ZSTD_CCtx_reset.restype = C.c_size_t
+        L.ZSTD_CCtx_setParameter.argtypes = [C.c_void_p, C.c_int, C.c_int]
+        L.ZSTD_CCtx_setParameter.restype = C.c_size_t
+        L.ZSTD_CCtx_refCDict.argtypes = [C.c_void_p, C.c_void_p]
+        L.ZSTD_CCtx_refCDict.restype = C.c_size_t
+        L.ZSTD_CCtx_refPrefix.argtypes = [C.c_void_p, C.c_char_p, C.c_size_t]
+        L.ZSTD_CCtx_refPrefix.restype = C.c_size_t
+        L.ZSTD_compress2.argtypes = [C.c_void_p, C.c_void_p, C.c_size_t, C.c_char_p, C.c_size_t]
+        L.ZSTD_compress2.restype = C.c_size_t
+        L.ZSTD_isError.argtypes = [C.c_size_t]
+        self.L = L
+        self.version = L.ZSTD_versionString().decode()
+
+    def _ck(self, r: int) -> int:
+        if self.L.ZSTD_isError(r):
+            raise RuntimeError(f"libzstd error {r}")
+        return r
+
+    def cdict(self, old: bytes, level: int):
+        """A raw-content CDict with ZSTD_getCParams(level, unknown size, dictSize)."""
+        cp = self.L.ZSTD_getCParams(level, 0, len(old))
+        return self.L.ZSTD_createCDict_advanced(old, len(old), 1, 1, cp, self.Mem())
+
+    def compress(self, new: bytes, level: int, *, cdict=None, prefix: bytes | None = None,
+                 window_log: int = 0, ldm: bool = False, repeat: int = 1) -> tuple[int, float]:
+        """(frame bytes, CPU seconds per compression, best of `repeat`)."""
+        L = self.L
+        cctx = L.ZSTD_createCCtx()
+        buf = self.C.create_string_buffer(len(new) + 4096)
+        best = float("inf")
+        size = 0
+        try:
+            for _ in range(repeat):
+                self._ck(L.ZSTD_CCtx_reset(cctx, 3))   # session and parameters
+                self._ck(L.ZSTD_CCtx_setParameter(cctx, self.C_LEVEL, level))
+                if window_log:
+                    self._ck(L.ZSTD_CCtx_setParameter(cctx, self.C_WINDOW, window_log))
+                if ldm:
+                    self._ck(L.ZSTD_CCtx_setParameter(cctx, self.C_LDM, 1))
+                t0 = time.process_time()
+                if cdict is not None:
+                    self._ck(L.ZSTD_CCtx_refCDict(cctx, cdict))
+                if prefix is not None:
+                    self._ck(L.ZSTD_CCtx_refPrefix(cctx, prefix, len(prefix)))
+                size = self._ck(L.ZSTD_compress2(cctx, buf, len(buf), new, len(new)))
+                best = min(best, time.process_time() - t0)
+        finally:
+            L.ZSTD_freeCCtx(cctx)
+        return size, best
+
+
+def dcz_window_log(dict_size: int, body_size: int) -> int:
+    """The smallest window covering dictionary + body (what RFC 9842 needs to reach back over
+    the whole dictionary); the module's choice for a body of known size."""
+    w = 10
+    while (1 << w) < dict_size + body_size and w < 27:
+        w += 1
+    return w
+
+
+def variants(z: _LibZstd, old: bytes, new: bytes, level: int, repeat: int) -> dict:
+    """Frame bytes and CPU µs per compression (best of `repeat`, CDict made beforehand: the
+    module keeps it with the dictionary) for the ways of using OLD at `level`."""
+    w = dcz_window_log(len(old), len(new))
+    # programs/fileio.c FIO_adjustParamsForPatchFromMode: windowLog = highbit(srcSize) + 1;
+    # long-distance matching when that exceeds ZSTD_cycleLog(chainLog, strategy) of
+    # ZSTD_getCParams(level, srcSize, dictSize).
+    cli_w = max(10, len(new).bit_length())
+    cp = z.L.ZSTD_getCParams(level, len(new), len(old))
+    cli_ldm = cli_w > cp.chainLog - (1 if cp.strategy >= 6 else 0)   # 6 = ZSTD_btlazy2
+    out = {}
+    cd = z.cdict(old, level)
+    try:
+        out["cdict"] = z.compress(new, level, cdict=cd, window_log=w, repeat=repeat)
+    finally:
+        z.L.ZSTD_freeCDict(cd)
+    out["prefix"] = z.compress(new, level, prefix=old, window_log=w, repeat=repeat)
+    out["prefix+ldm"] = z.compress(new, level, prefix=old, window_log=w, ldm=True, repeat=repeat)
+    out["cli"] = z.compress(new, level, prefix=old, window_log=cli_w, ldm=cli_ldm,
+                            repeat=repeat)
+    out["none"] = z.compress(new, level, repeat=repeat)
+    res = {k: {"bytes": b, "us": round(1e6 * t, 1)} for k, (b, t) in out.items()}
+    res["cli"]["ldm"] = cli_ldm
+    res["cli"]["window_log"] = cli_w
+    return res
+
+
 # ---- the server --------------------------------------------------------------------------------
 def sf_hash(data: bytes) -> str:
     """RFC 8941 byte sequence of SHA-256(data), the Available-Dictionary value."""
@@ -403,6 +522,28 @@ def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None
                           f"{s['frame_content_size']} | {s['frame_checksum']} | "
                           f"{s['frame_dict_id']} | {s['vary']} |")
         md.append("")
+    md += ["## How the dictionary is used (libzstd directly)", "",
+           f"The system libzstd {meta.get('libzstd', '?')} through ctypes, per step and level: "
+           "frame bytes (no checksum, content size) and CPU µs per compression (best of 7 at "
+           "levels ≤ 9, one run above; the CDict is made beforehand, as the module keeps it "
+           "with the dictionary). `cdict` = a raw-content CDict with `ZSTD_getCParams(level, "
+           "unknown, dictSize)`, `ZSTD_CCtx_refCDict`, window = the smallest power of two ≥ "
+           "dictionary + body; `prefix` = `ZSTD_CCtx_refPrefix(old)` with the same window; "
+           "`prefix+ldm` = that plus `ZSTD_c_enableLongDistanceMatching`; `cli` = what "
+           "`zstd --patch-from` sets (programs/fileio.c `FIO_adjustParamsForPatchFromMode`: "
+           "refPrefix, windowLog = highbit(body size) + 1, long-distance matching turned on "
+           "when that exceeds the level's cycle log: marked (ldm)); `none` = "
+           "no dictionary.", "",
+           "| step | level | cdict | prefix | prefix+ldm | cli | none |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        for lv in levels:
+            v = r["variants"][str(lv)]
+            md.append(f"| {r['step']} | {lv} | " + " | ".join(
+                f"{v[k]['bytes']} B, {v[k]['us']:.0f} µs"
+                + (" (ldm)" if v[k].get("ldm") else "")
+                for k in ("cdict", "prefix", "prefix+ldm", "cli", "none")) + " |")
+    md.append("")
     md += ["## Corpus", "", "`npm pack` of each version; the file from the tarball.", "",
            "| package | version | file | bytes | SHA-256 |", "|---|---|---|---:|---|"]
     for c in meta["corpus"]:
@@ -517,11 +658,16 @@ def main() -> int:
                        "sha256": r["sha256"], "tarball": r["tarball"]}
                       for (p, v), r in corpus.items()]
     rows = []
+    lz = _LibZstd()
+    meta["libzstd"] = lz.version
     for pkg, fname, a, b in steps_of(args.quick):
         step = f"{pkg} {a}→{b}"
-        o = offline(corpus[(pkg, a)]["path"], corpus[(pkg, b)]["path"], levels)
+        old_p, new_p = corpus[(pkg, a)]["path"], corpus[(pkg, b)]["path"]
+        o = offline(old_p, new_p, levels)
+        var = {str(lv): variants(lz, old_p.read_bytes(), new_p.read_bytes(), lv,
+                                 repeat=7 if lv <= 9 else 1) for lv in levels}
         rows.append({"step": step, "package": pkg, "file": fname, "old": a, "new": b,
-                     "offline": o})
+                     "offline": o, "variants": var})
         print(f"{step}: new {o['new']}, gzip-6 {o['gzip-6']}, br-11 {o['br-11']}, zstd-19 "
               f"{o['zstd-19']}, " + ", ".join(f"patch-from-{lv} {o[f'patch-from-{lv}']}, "
                                               f"py-dict-{lv} {o[f'py-dict-{lv}']}"
