@@ -554,6 +554,16 @@ def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None
     (out / "dictionary.md").write_text("\n".join(md) + "\n")
 
 
+def _colour(col: str) -> str:
+    fixed = {"gzip-6": "#9e9e9e", "br-11": "#ff9f40", "zstd-19": "#4caf50"}
+    if col in fixed:
+        return fixed[col]
+    hues = ["#1f77b4", "#9467bd", "#d62728", "#8c564b"]   # one hue per level
+    lv = int(col.rsplit("-", 1)[1])
+    hue = hues[sorted({3, 19, lv}).index(lv) % len(hues)]
+    return hue + ("66" if col.startswith("patch-from") else "ff")
+
+
 def write_chart(rows: list[dict], levels: list[int], out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -577,7 +587,7 @@ def write_chart(rows: list[dict], levels: list[int], out: Path) -> None:
             else:
                 vals.append(r["offline"][col])
         xs = [j + (i - (n - 1) / 2) * width for j in range(len(rows))]
-        ax.bar(xs, vals, width, label=col)
+        ax.bar(xs, vals, width, label=col, color=_colour(col))
     ax.set_yscale("log")
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r["step"] for r in rows], rotation=20, ha="right", fontsize=8)
