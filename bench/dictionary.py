@@ -279,6 +279,8 @@ def variants(z: _LibZstd, old: bytes, new: bytes, level: int, repeat: int) -> di
     cd = z.cdict(old, level)
     try:
         out["cdict"] = z.compress(new, level, cdict=cd, window_log=w, repeat=repeat)
+        out["cdict+ldm"] = z.compress(new, level, cdict=cd, window_log=w, ldm=True,
+                                      repeat=repeat)
     finally:
         z.L.ZSTD_freeCDict(cd)
     out["prefix"] = z.compress(new, level, prefix=old, window_log=w, repeat=repeat)
@@ -461,6 +463,8 @@ def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None
                       f"worst {worst[0]:.3f}× ({worst[1]}); " +
                       ", ".join(f"{s} {x:.3f}×" for x, s in ratios) +
                       f" | **{'yes' if worst[0] <= TARGET_BYTES else 'no'}** |")
+        misses = [(r, lv) for r in served for lv in levels
+                  if r["server"][str(lv)]["ratio_patch"] > TARGET_BYTES]
         cpu = [(r["cpu"]["ratio"], r["step"]) for r in served if r.get("cpu")]
         if cpu:
             worst = max(cpu)
@@ -469,6 +473,37 @@ def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None
                       ", ".join(f"{s} {x:.3f}×" for x, s in cpu) +
                       f" | **{'yes' if worst[0] <= TARGET_CPU else 'no'}** |")
         md.append("")
+        if misses:
+            md += ["### Where dcz is larger than patch-from", ""]
+            for r, lv in misses:
+                s_, v, o = r["server"][str(lv)], r["variants"][str(lv)], r["offline"]
+                md.append(
+                    f"- {r['step']} level {lv}: dcz {s_['dcz']} B = {s_['dcz'] - HEADER_LEN} B "
+                    f"frame + 40 (the `cdict` model below: {v['cdict']['bytes']} B, "
+                    f"{v['cdict']['us']:.0f} µs) against `zstd -{lv} --patch-from` "
+                    f"{o[f'patch-from-{lv}']} B (its parameters through libzstd, `cli`: "
+                    f"{v['cli']['bytes']} B, {v['cli']['us']:.0f} µs"
+                    f"{', long-distance matching on' if v['cli'].get('ldm') else ''}; "
+                    f"`prefix` without LDM {v['prefix']['bytes']} B; `prefix+ldm` "
+                    f"{v['prefix+ldm']['bytes']} B, {v['prefix+ldm']['us']:.0f} µs; no "
+                    f"dictionary {v['none']['bytes']} B, {v['none']['us']:.0f} µs).")
+            md += ["", "`zstd --patch-from` (programs/fileio.c, `FIO_adjustParamsForPatchFromMode` "
+                   "and `FIO_createCResources`) does not load the old file as a dictionary: it "
+                   "uses `ZSTD_CCtx_refPrefix` (the old file is the window's history), sets "
+                   "`ZSTD_c_windowLog` = highbit(body size) + 1 and turns on "
+                   "`ZSTD_c_enableLongDistanceMatching` when that window log exceeds the "
+                   "level's cycle log (`ZSTD_cycleLog(chainLog, strategy)` of "
+                   "`ZSTD_getCParams(level, bodySize, dictSize)`; 16 at level 3 here, so "
+                   "always at 3 and never at 19 on this corpus); it also writes a 4-byte "
+                   "checksum. The module uses a prepared raw-content CDict "
+                   "(`ZSTD_getCParams(level, unknown, dictSize)`, refCDict) without long-"
+                   "distance matching: its frames have the size of the `cdict` model. "
+                   "At level 3 the CDict's 2^16-entry dfast tables cannot index a 230 kB "
+                   "stylesheet (the later positions overwrite the earlier ones), while "
+                   "patch-from's long-distance matcher finds the unchanged long runs. With the "
+                   "CDict, turning long-distance matching on makes the frame larger, not "
+                   "smaller (`cdict+ldm` below). The table below gives bytes and CPU for each "
+                   "way.", ""]
     md += ["## Bytes", "",
            "Body bytes of the new release. `patch-from-N` = `zstd -N --patch-from=OLD NEW` "
            "(zstd CLI " + meta["zstd_cli"] + "; its defaults: content size and a 4-byte "
@@ -528,21 +563,23 @@ def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None
            "levels ≤ 9, one run above; the CDict is made beforehand, as the module keeps it "
            "with the dictionary). `cdict` = a raw-content CDict with `ZSTD_getCParams(level, "
            "unknown, dictSize)`, `ZSTD_CCtx_refCDict`, window = the smallest power of two ≥ "
-           "dictionary + body; `prefix` = `ZSTD_CCtx_refPrefix(old)` with the same window; "
+           "dictionary + body; `cdict+ldm` = that with `ZSTD_c_enableLongDistanceMatching`; "
+           "`prefix` = `ZSTD_CCtx_refPrefix(old)` with the same window; "
            "`prefix+ldm` = that plus `ZSTD_c_enableLongDistanceMatching`; `cli` = what "
            "`zstd --patch-from` sets (programs/fileio.c `FIO_adjustParamsForPatchFromMode`: "
            "refPrefix, windowLog = highbit(body size) + 1, long-distance matching turned on "
            "when that exceeds the level's cycle log: marked (ldm)); `none` = "
            "no dictionary.", "",
-           "| step | level | cdict | prefix | prefix+ldm | cli | none |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           "| step | level | cdict | cdict+ldm | prefix | prefix+ldm | cli | none |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         for lv in levels:
             v = r["variants"][str(lv)]
             md.append(f"| {r['step']} | {lv} | " + " | ".join(
                 f"{v[k]['bytes']} B, {v[k]['us']:.0f} µs"
                 + (" (ldm)" if v[k].get("ldm") else "")
-                for k in ("cdict", "prefix", "prefix+ldm", "cli", "none")) + " |")
+                for k in ("cdict", "cdict+ldm", "prefix", "prefix+ldm", "cli", "none"))
+                + " |")
     md.append("")
     md += ["## Corpus", "", "`npm pack` of each version; the file from the tarball.", "",
            "| package | version | file | bytes | SHA-256 |", "|---|---|---|---:|---|"]
@@ -592,7 +629,8 @@ def write_chart(rows: list[dict], levels: list[int], out: Path) -> None:
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r["step"] for r in rows], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("body bytes (log)")
-    ax.set_title("New release as body, old release as dictionary")
+    ax.set_title("New release as body, old release as dictionary (dcz bars include the 40-byte "
+                 "header; patch-from bars do not)")
     ax.legend(fontsize=8, ncol=4)
     ax.grid(axis="y", which="both", alpha=0.3)
     if with_cpu:
@@ -656,7 +694,7 @@ def main() -> int:
     if not args.offline and not os.path.isfile(args.module):
         raise SystemExit(f"dictionary.py: no module at {args.module} (build it, or --offline)")
 
-    meta = {"command": "bench/dictionary.py " + " ".join(sys.argv[1:]),
+    meta = {"command": " ".join(["bench/dictionary.py", *sys.argv[1:]]),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg()), "cpus": cpu_name(),
             "rev": git_rev(), "n": n, "c": args.c, "levels": levels,
