@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Compression dictionary transport (RFC 9842) in a real browser: Debian's Chromium, headless,
+driven by playwright-core (tests/browser/dictionary_check.mjs), in one profile:
+
+1. loads /dict/v1.html over HTTPS with HTTP/2; its script /dict/app.v1.js comes with
+   `Use-As-Dictionary: match="/dict/app.*.js", match-dest=("script")`
+   (MultiCompressUseAsDictionary), and Chromium keeps it;
+2. waits until Chromium offers it (a probe script URL the pattern matches goes out with
+   `Available-Dictionary`);
+3. loads /dict/v2.html: its script /dict/app.v2.js (v1 with a few edits) must go out with
+   `Available-Dictionary: :base64(sha256(app.v1.js)):` and `dcz` in Accept-Encoding, come back
+   as `Content-Encoding: dcz` (access log `%{Content-Encoding}o`, and as Chromium reports it),
+   and run: the page shows v2's marker and checksum, the body Chromium decoded is app.v2.js.
+
+The same over plain HTTP on http://localhost:PORT (a secure context for Chromium), same
+profile. Screenshots of v2 go to <build>/tests/integration/browser-output/dictionary/.
+
+Chromium keeps no dictionary from a response whose certificate had an error, so it runs without
+--ignore-certificate-errors: the test certificate is trusted in an NSS database
+($HOME/.pki/nssdb, certutil from libnss3-tools) under a HOME of its own.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mc_env import LogCheck, wait_gone
+from mc_tls import TlsServer
+from test_460_browser import CHROMIUM, browser_dir, ensure_node_modules, processes_using
+
+CERTUTIL = "certutil"
+
+# The dictionary part of the configuration. The dict_log line per request: request line,
+# status, Host, what the request offered, the coding sent, the dictionary the request named,
+# its destination, and the Use-As-Dictionary the response carried.
+DICT_CONF = r"""
+# ---- test_495: /dict/ on both ports (the TLS host's DocumentRoot is the demo)
+Alias /dict/ "@HTDOCS@/dict/"
+LogFormat "\"%r\" %>s %b %{Host}i \"%{Accept-Encoding}i\" %{Content-Encoding}o \"%{Available-Dictionary}i\" \"%{Sec-Fetch-Dest}i\" \"%{Use-As-Dictionary}o\"" dict
+CustomLog "@GEN@/logs/dict_log" dict
+<Directory "@HTDOCS@/dict">
+    MultiCompressEncodings @ENCODINGS@
+    @DIR_EXTRA@
+</Directory>
+<LocationMatch "^/dict/app\.v[0-9]+\.js$">
+    @DICTIONARY@
+    # Chromium keeps a dictionary only for a response with a freshness lifetime: the scripts
+    # are written at test time, so without this their heuristic one (from Last-Modified) is 0.
+    Header set Cache-Control "max-age=3600"
+</LocationMatch>
+"""
+DICTIONARY = 'MultiCompressUseAsDictionary "/dict/app.*.js" dest=script'
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+         "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu "
+         "amber basalt cobalt dune ember fjord glacier harbor island jasper kelp lagoon mesa "
+         "nebula onyx prairie quartz reef summit tundra umber valley willow zephyr").split()
+
+
+def app_rows(version: int) -> list[tuple[int, str, int]]:
+    rng = random.Random(495)
+    rows = [(i, "-".join(rng.choice(WORDS) for _ in range(3)), rng.randrange(1000))
+            for i in range(450)]
+    if version >= 2:  # a small edit: one row changed, one added
+        i, name, _ = rows[300]
+        rows[300] = (i, name, 7)
+        rows.append((450, "release-notes-v2", 495))
+    return rows
+
+
+def app_script(version: int) -> bytes:
+    """/dict/app.vN.js: a deterministic ~30 KB script; v2 is v1 with a few edits. It sets
+    body[data-app] to its version and body[data-sum] to the sum of its table's weights."""
+    rng = random.Random(4950)
+    rows = app_rows(version)
+    out = [f"// app.v{version}.js: test_495_dictionary_browser.py, generated\n",
+           "(function () {\n  \"use strict\";\n",
+           f"  var VERSION = \"v{version}\";\n",
+           "  var TABLE = [\n"]
+    for i, name, weight in rows:
+        out.append(f"    {{ id: {i}, name: \"{name}\", weight: {weight}, "
+                   f"tag: \"{rng.choice(WORDS)}\" }},\n")
+    out.append("  ];\n")
+    nfuncs = 41 if version >= 2 else 40
+    for k in range(nfuncs):
+        a, b = rng.randrange(2, 97), rng.randrange(101, 997)
+        out.append(f"  function format{k}(row) {{\n"
+                   f"    return row.name.toUpperCase() + \":\" + ((row.weight * {a}) % {b});\n"
+                   f"  }}\n")
+    out.append("  var FORMATS = [" + ", ".join(f"format{k}" for k in range(nfuncs)) + "];\n")
+    out.append("  var sum = TABLE.reduce(function (acc, row) { return acc + row.weight; }, 0);\n"
+               "  var sample = FORMATS[sum % FORMATS.length](TABLE[0]);\n"
+               "  document.body.dataset.app = VERSION;\n"
+               "  document.body.dataset.sum = String(sum);\n"
+               "  document.getElementById(\"version\").textContent =\n"
+               "      \"app \" + VERSION + \", checksum \" + sum + \", \" + sample;\n"
+               "})();\n")
+    return "".join(out).encode()
+
+
+def app_sum(version: int) -> int:
+    return sum(w for _, _, w in app_rows(version))
+
+
+def sf_hash(data: bytes) -> str:
+    """The RFC 8941 byte sequence of SHA-256(data), as in Available-Dictionary."""
+    return ":" + base64.b64encode(hashlib.sha256(data).digest()).decode() + ":"
+
+
+def trust_store(home: Path, cert: Path) -> None:
+    """$HOME/.pki/nssdb with `cert` trusted (what Chromium on Linux reads). The certificate is
+    a self-signed leaf (CA:FALSE, mc_tls.make_cert): trusted as a peer, "P,,"; as a CA ("C,,")
+    Chromium 156 rejects it with ERR_CERT_INVALID."""
+    if shutil.which(CERTUTIL) is None:
+        pytest.fail("certutil not installed (apt-get install libnss3-tools)", pytrace=False)
+    db = home / ".pki" / "nssdb"
+    db.mkdir(parents=True)
+    for args in (["-N", "--empty-password"],
+                 ["-A", "-t", "P,,", "-n", "mc-test", "-i", str(cert)]):
+        p = subprocess.run([CERTUTIL, "-d", f"sql:{db}", *args], capture_output=True, text=True,
+                           timeout=60, check=False)
+        if p.returncode != 0:
+            pytest.fail(f"certutil {' '.join(args)}: {p.stdout}{p.stderr}", pytrace=False)
+
+
+def dict_server(env, name: str, *, encodings: str = "dcz zstd br gzip",
+                dictionary: str = DICTIONARY, dir_extra: str = "") -> TlsServer:
+    conf = (DICT_CONF.replace("@ENCODINGS@", encodings).replace("@DICTIONARY@", dictionary)
+            .replace("@DIR_EXTRA@", dir_extra))
+    return TlsServer(env, name, extra_conf=conf, extra_modules=["headers"])
+
+
+def write_scripts(srv: TlsServer) -> dict[int, bytes]:
+    scripts = {v: app_script(v) for v in (1, 2)}
+    for v, data in scripts.items():
+        p = srv.htdocs / "dict" / f"app.v{v}.js"
+        p.write_bytes(data)
+        os.chmod(p, 0o644)
+    return scripts
+
+
+def run_browser(env, srv: TlsServer, bases: list[str], out: Path, profile: Path, home: Path,
+                timeout: float = 150) -> dict:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node not installed (apt-get install nodejs npm)", pytrace=False)
+    cmd = [node, str(browser_dir(env) / "dictionary_check.mjs"), "--base", ",".join(bases),
+           "--out", str(out), "--profile", str(profile), "--home", str(home),
+           "--chromium", CHROMIUM]
+    proc = subprocess.Popen(cmd, cwd=browser_dir(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    left: list[int] = []
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)  # playwright closes the browser on SIGTERM
+        try:
+            stdout, stderr = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        pytest.fail(f"browser run exceeded {timeout}s:\n{stdout[-3000:]}\n{stderr[-3000:]}",
+                    pytrace=False)
+    finally:
+        if proc.poll() is None:  # e.g. Ctrl-C in communicate()
+            proc.kill()
+            proc.wait()
+        # No browser may outlive the run: whatever still uses our profile is ours.
+        left = processes_using(str(profile))
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wait_gone(left, timeout=5)
+        shutil.rmtree(profile, ignore_errors=True)
+    (out / "report.json").write_text(stdout)
+    (out / "node-stderr.txt").write_text(stderr)
+    try:
+        report = json.loads(stdout)
+    except ValueError:
+        pytest.fail(f"no JSON from {' '.join(cmd)} (rc={proc.returncode}):\n{stdout[-3000:]}\n"
+                    f"{stderr[-3000:]}", pytrace=False)
+    report["_rc"] = proc.returncode
+    report["_stderr"] = stderr
+    report["_left_over"] = left
+    return report
+
+
+def browse(env, tmp: Path, name: str, **server_kw) -> dict:
+    """Starts the server, runs the browser over HTTPS and http://localhost, stops everything;
+    the report plus the server's dict_log and error_log problems."""
+    if os.environ.get("MC_SKIP_BROWSER") == "1":
+        pytest.skip("MC_SKIP_BROWSER=1")
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} not found (apt-get install chromium)", pytrace=False)
+    ensure_node_modules(env)
+    out = env.gen_dir.parent / "browser-output" / name  # next to test_460's
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    srv = dict_server(env, name, **server_kw)
+    try:
+        srv.start()
+        scripts = write_scripts(srv)
+        home = tmp / "home"
+        trust_store(home, srv.gen / "tls" / "cert.pem")
+        bases = [srv.https_url("/"), f"http://localhost:{srv.port}/"]
+        report = run_browser(env, srv, bases, out, tmp / "profile", home)
+        # httpd logs a request after its response: the browser may be done first
+        srv.wait_access([r'"GET /dict/app\.v2\.js HTTP/2\.0"', r'"GET /dict/app\.v2\.js HTTP/1\.1"'])
+    finally:
+        srv.stop()
+    print(f"\nbrowser screenshots and report: {out}")
+    report["_log_problems"] = LogCheck().problems(srv.log_lines())
+    report["_dict_log"] = (srv.gen / "logs" / "dict_log").read_text(errors="replace").splitlines()
+    report["_scripts"] = scripts
+    report["_out"] = str(out)
+    srv.checked_upto = srv.log_size()
+    return report
+
+
+@pytest.fixture(scope="module")
+def run(env, tmp_path_factory):
+    return browse(env, tmp_path_factory.mktemp("dictionary"), "dictionary")
+
+
+ORIGINS = {"https": "HTTP/2.0", "http": "HTTP/1.1"}
+
+
+def origin(run: dict, label: str) -> dict:
+    for o in run["origins"]:
+        if o["label"] == label:
+            assert "error" not in o, o["error"]
+            return o
+    raise AssertionError(f"no report for {label}: {run.get('error')}")
+
+
+def response(step: dict, path: str) -> dict:
+    hits = [r for r in step["responses"] if r["path"] == path]
+    assert len(hits) == 1, f"{path}: {len(hits)} responses in {[r['path'] for r in step['responses']]}"
+    return hits[0]
+
+
+def log_lines(run: dict, label: str, path: str) -> list[re.Match]:
+    """dict_log lines of `path` requested from the origin `label`."""
+    pat = re.compile(rf'^"GET {re.escape(path)} {re.escape(ORIGINS[label])}" (\d+) \S+ (\S+) '
+                     r'"([^"]*)" (\S+) "([^"]*)" "([^"]*)" "(.*)"$')
+    return [m for m in map(pat.match, run["_dict_log"]) if m]
+
+
+def test_mc_495_01_browser_ran(run):
+    assert "error" not in run, run["error"]
+    assert run["_rc"] == 0, run["_stderr"][-3000:]
+    assert run["chromiumVersion"].startswith(("Chrome/", "HeadlessChrome/")), run
+    assert not run["_left_over"], f"browser processes left after the run: {run['_left_over']}"
+    assert not run["_log_problems"], run["_log_problems"]
+    assert [o["label"] for o in run["origins"]] == list(ORIGINS), run["origins"]
+
+
+@pytest.mark.parametrize("label", ORIGINS)
+def test_mc_495_02_v1_offered_as_dictionary(run, label):
+    """v1 ran; its script came with Use-As-Dictionary, and Chromium kept it: the next
+    request its pattern matches (a script) names it, a fetch() (destination "") does not."""
+    o = origin(run, label)
+    v1 = o["v1"]
+    assert v1["status"] == 200 and v1["isSecureContext"], v1
+    assert (v1["app"], v1["sum"]) == ("v1", str(app_sum(1))), v1
+    js = response(v1, "/dict/app.v1.js")
+    assert js["status"] == 200 and js["type"] == "script", js
+    assert js["useAsDictionary"] == 'match="/dict/app.*.js", match-dest=("script")', js
+    assert js["availableDictionary"] is None, js  # nothing learned yet
+    assert js["bodySha256"] == base64.b64encode(
+        hashlib.sha256(run["_scripts"][1]).digest()).decode(), js
+    want = sf_hash(run["_scripts"][1])
+    probes = o["probes"]
+    assert probes and probes[-1]["availableDictionary"] == want, \
+        f"Chromium never offered the dictionary: {probes}"
+    assert {"dcb", "dcz"} <= {t.strip() for t in probes[-1]["acceptEncoding"].split(",")}
+    fp = o["fetchProbe"]
+    assert fp["secFetchDest"] == "empty" and fp["availableDictionary"] is None, \
+        f"match-dest=(\"script\") not honoured: {fp}"
+
+
+@pytest.mark.parametrize("label", ORIGINS)
+def test_mc_495_03_v2_script_came_as_dcz_and_ran(run, label):
+    o = origin(run, label)
+    v1_bytes, v2_bytes = run["_scripts"][1], run["_scripts"][2]
+    v2 = o["v2"]
+    js = response(v2, "/dict/app.v2.js")
+    assert js["availableDictionary"] == sf_hash(v1_bytes), js
+    assert "dcz" in [t.strip() for t in js["acceptEncoding"].split(",")], js
+    assert js["status"] == 200 and js["contentEncoding"] == "dcz", js
+    vary = [t.strip().lower() for t in (js["vary"] or "").split(",")]
+    assert "accept-encoding" in vary and "available-dictionary" in vary, js
+    tag = hashlib.sha256(v1_bytes).hexdigest()[:8]
+    assert (js["etag"] or "").endswith(f'-dcz-{tag}"'), js
+    # what Chromium decoded is app.v2.js, and the page ran it
+    assert js["bodySha256"] == base64.b64encode(hashlib.sha256(v2_bytes).digest()).decode(), js
+    assert js["bodyLength"] == len(v2_bytes), js
+    assert v2.get("markerError") is None, v2["markerError"]
+    assert (v2["app"], v2["sum"]) == ("v2", str(app_sum(2))), v2
+    assert v2["text"].startswith(f"app v2, checksum {app_sum(2)}"), v2["text"]
+    res = [r for r in v2["resources"] if r["path"] == "/dict/app.v2.js"]
+    assert len(res) == 1, v2["resources"]
+    r = res[0]
+    assert r["protocol"] == ("h2" if label == "https" else "http/1.1"), r
+    if r["contentEncoding"]:  # Chromium >= 135 reports it
+        assert r["contentEncoding"] == "dcz", r
+    # the edit, not the whole script, went over the wire
+    assert r["decodedBodySize"] == len(v2_bytes) and 0 < r["encodedBodySize"] < 2000, r
+    shot = Path(v2["screenshot"])
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
+
+
+@pytest.mark.parametrize("label", ORIGINS)
+def test_mc_495_04_access_log(run, label):
+    """What the server logged: app.v1.js sent with Use-As-Dictionary (not as dcz: nothing to
+    refer to yet), app.v2.js sent as dcz for the dictionary the request named."""
+    host = "127.0.0.1" if label == "https" else "localhost"
+    v1 = log_lines(run, label, "/dict/app.v1.js")
+    assert len(v1) == 1, run["_dict_log"]
+    status, h, ae, coding, avail, dest, uad = v1[0].groups()
+    assert (status, coding, avail, dest) == ("200", "zstd", "-", "script"), v1[0].group(0)
+    assert h.startswith(host + ":") and 'match=\\"/dict/app.*.js\\"' in uad, v1[0].group(0)
+    v2 = log_lines(run, label, "/dict/app.v2.js")
+    assert len(v2) == 1, run["_dict_log"]
+    status, h, ae, coding, avail, dest, uad = v2[0].groups()
+    assert h.startswith(host + ":") and "dcz" in ae, v2[0].group(0)
+    assert avail == sf_hash(run["_scripts"][1]), v2[0].group(0)
+    assert (status, coding, dest) == ("200", "dcz", "script"), v2[0].group(0)
