@@ -101,6 +101,7 @@ async function pageState(page) {
       app: document.body ? (document.body.dataset.app ?? null) : null,
       sum: document.body ? (document.body.dataset.sum ?? null) : null,
       text: (document.getElementById('version') || {}).textContent ?? null,
+      codingText: (document.getElementById('coding') || {}).textContent ?? null,
       protocol: nav.nextHopProtocol ?? null,
       isSecureContext: window.isSecureContext,
       resources: performance.getEntriesByType('resource').map((r) => ({

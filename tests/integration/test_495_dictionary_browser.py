@@ -104,6 +104,12 @@ def app_script(version: int) -> bytes:
                "  document.body.dataset.sum = String(sum);\n"
                "  document.getElementById(\"version\").textContent =\n"
                "      \"app \" + VERSION + \", checksum \" + sum + \", \" + sample;\n"
+               "  var me = performance.getEntriesByType(\"resource\").filter(function (r) {\n"
+               "    return /\\/app\\.v[0-9]+\\.js$/.test(r.name);\n"
+               "  })[0];\n"
+               "  document.getElementById(\"coding\").textContent = \"delivered as \" +\n"
+               "      ((me && me.contentEncoding) || \"?\") + \", \" +\n"
+               "      (me ? me.encodedBodySize + \" of \" + me.decodedBodySize + \" bytes\" : \"\");\n"
                "})();\n")
     return "".join(out).encode()
 
