@@ -17,6 +17,7 @@
 #include "mc/cache_entry.h"
 #include "mc/config.h"
 #include "mc_cache_worker.h"
+#include "mc_dictionary.h"
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_log.h"
@@ -101,11 +102,13 @@ void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key
 
 }  // namespace
 
-std::string cache_key(const request_rec* r, mc::Coding coding) {
-    const char* identity =
-        apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s", r->filename,
-                     r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
-                     static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data());
+std::string cache_key(request_rec* r, mc::Coding coding) {
+    const mc::DictionaryBytes* dict = coding == mc::Coding::kDcz ? request_dictionary(r) : nullptr;
+    const char* identity = apr_psprintf(
+        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s", r->filename,
+        r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
+        static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data(),
+        dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "");
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     apr_sha1_init(&sha);
@@ -189,6 +192,10 @@ void cache_request_upgrade(request_rec* r, const std::string& key, mc::Coding co
     job.max_entry = cfg.cache_max_entry_value();
     job.file = file_of(r);
     job.server = r->server;
+    if (coding == mc::Coding::kDcz) {
+        job.dictionary = request_dictionary_shared(r);
+        if (!job.dictionary) return;
+    }
     submit_upgrade(std::move(job));
 }
 

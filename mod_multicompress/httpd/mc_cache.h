@@ -13,8 +13,9 @@
 
 namespace mc::httpd {
 
-/// The cache key of a file's compressed body: identity (path, size, mtime, inode) and coding.
-std::string cache_key(const request_rec* r, mc::Coding coding);
+/// The cache key of a file's compressed body: identity (path, size, mtime, inode) and coding,
+/// and for dcz the dictionary's hash (a popular file and dictionary pair is compressed once).
+std::string cache_key(request_rec* r, mc::Coding coding);
 
 /// The version of a file an entry is made from, as its apr_finfo_t gives it.
 struct FileIdentity {

@@ -19,6 +19,7 @@
 #include "mc/encoder.h"
 #include "mc/sink.h"
 #include "mc_counters.h"
+#include "mc_dictionary.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 #include "mc_socache.h"
@@ -73,6 +74,13 @@ void run(const UpgradeJob& job, apr_pool_t* pool, const std::atomic<bool>& cance
     mc::EncoderParams p;
     p.coding = job.coding;
     p.level = job.level;
+    std::shared_ptr<const mc::PreparedDictionary> dictionary;
+    if (job.coding == mc::Coding::kDcz) {
+        if (!job.dictionary) return;
+        dictionary = prepared_dictionary(job.dictionary, job.level);
+        if (!dictionary) return;
+        p.dictionary = dictionary.get();
+    }
     mc::MemStringSink sink(64 * 1024);
     const auto done =
         mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);

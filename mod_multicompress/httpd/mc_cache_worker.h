@@ -5,9 +5,11 @@
 #include <httpd.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "mc/coding.h"
+#include "mc/dictionary.h"
 #include "mc_cache.h"
 
 namespace mc::httpd {
@@ -21,6 +23,8 @@ struct UpgradeJob {
     std::int64_t max_entry = 0;
     FileIdentity file;  ///< the version the key names; another one is not compressed
     server_rec* server = nullptr;
+    /// dcz: the dictionary the body is compressed against.
+    std::shared_ptr<const mc::DictionaryBytes> dictionary;
 };
 
 /// Starts the child's worker when the cache is on (it stops with `pchild`).

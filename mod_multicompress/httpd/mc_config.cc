@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "mc/config.h"
+#include "mc_dictionary.h"
 #include "mc_socache.h"
 #include "mc_log.h"
 
@@ -79,6 +80,12 @@ const char* set_level(cmd_parms* cmd, void* mconfig, const char* enc, const char
 }
 
 const char* set_window(cmd_parms* cmd, void* mconfig, const char* enc, const char* value) noexcept {
+    if (mc::iequals(enc, "dcz")) {
+        return apr_psprintf(cmd->pool,
+                            "%s: dcz has no window setting: it follows the dictionary "
+                            "(RFC 9842)",
+                            cmd->cmd->name);
+    }
     return set_per_encoding(cmd, mconfig, enc, value, &mc::set_window, &mc::window_range,
                             "log2 window");
 }
@@ -347,9 +354,13 @@ constexpr int kWhere = RSRC_CONF | ACCESS_CONF | OR_FILEINFO;
 
 const command_rec kCommands[] = {
     {"MultiCompressEncodings", fn(set_encodings), nullptr, kWhere, TAKE_ARGV,
-     "Enabled encodings in the server's order of preference: zstd br gzip deflate"},
+     "Enabled encodings in the server's order of preference: zstd br gzip deflate dcz"},
     {"MultiCompressLevel", fn(set_level), nullptr, kWhere, TAKE2,
-     "Encoding and level: gzip 1-9, br 0-11, zstd 1-19"},
+     "Encoding and level: gzip 1-9, br 0-11, zstd 1-19, dcz 1-19"},
+    {"MultiCompressUseAsDictionary", fn(set_use_as_dictionary), nullptr, kWhere, TAKE_ARGV,
+     "PATTERN [dest=DEST]... [id=ID], or Off: offer responses here as dictionaries (RFC 9842)"},
+    {"MultiCompressDictionaryMaxSize", fn(set_dictionary_max_size), nullptr, kWhere, TAKE1,
+     "Largest response offered as a dictionary (default 4M)"},
     {"MultiCompressWindow", fn(set_window), nullptr, kWhere, TAKE2,
      "Encoding and log2 window: gzip 9-15, br 10-24, zstd 10-23"},
     {"MultiCompressMinLength", fn(set_min_length), nullptr, kWhere, TAKE1,

@@ -22,6 +22,7 @@
 #include "mc_budget.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_dictionary.h"
 #include "mc_filter_names.h"
 #include "mc_log.h"
 #include "mc_lookahead.h"
@@ -53,6 +54,8 @@ struct FilterCtx {
     mc::MemString cache_copy;   ///< the compressed body, for the cache (RequestState::fills_cache)
     GateSlot gate;              ///< held while a large whole body is compressed
     std::uint64_t cpu_ns = 0;   ///< thread CPU time spent in the library, for the counters
+    /// dcz: the dictionary params.dictionary points to, held for as long as the response runs.
+    std::shared_ptr<const mc::PreparedDictionary> dictionary;
 };
 
 // HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends
@@ -211,6 +214,17 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     mc::EncoderParams params = cfg.params_for(d.coding, view.body_length);
     params.level = mc::budget_level(d.coding, params.level, d.budget);
     params.exact_size = whole >= 0;
+    std::shared_ptr<const mc::PreparedDictionary> dictionary;
+    if (d.coding == mc::Coding::kDcz) {
+        dictionary = prepared_dictionary(request_dictionary_shared(r), params.level);
+        if (!dictionary) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                          MC_LOGNO(00273) "cannot prepare the dictionary for dcz");
+            set_response_facts(r, mc::metrics::ResponseFacts{});  // identity, why: other
+            return nullptr;
+        }
+        params.dictionary = dictionary.get();
+    }
     const bool one_shot =
         plain && whole <= kWholeBodyLimit && mc::OneShotCompressor::suits(cfg, params);
     std::unique_ptr<mc::Encoder> encoder;
@@ -236,6 +250,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
                                     std::move(encoder));
     ctx->hold_until_eos = whole >= 0 && whole <= kWholeBodyLimit;
     ctx->params = params;
+    ctx->dictionary = std::move(dictionary);
+    if (d.coding == mc::Coding::kDcz) count(mc::metrics::Event::kDictionaryUsed);
     if (st->fills_cache()) {
         ctx->sink.copy_to(&ctx->cache_copy, static_cast<std::size_t>(cfg.cache_max_entry_value()));
     }

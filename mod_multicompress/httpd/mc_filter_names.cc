@@ -17,7 +17,7 @@ namespace mc::httpd {
 namespace {
 
 constexpr mc::CodingSet kAll{mc::Coding::kGzip, mc::Coding::kDeflate, mc::Coding::kBrotli,
-                             mc::Coding::kZstd};
+                             mc::Coding::kZstd, mc::Coding::kDcz};
 
 struct CompressFilter {
     const char* name;
@@ -28,7 +28,7 @@ struct CompressFilter {
 constexpr std::array<CompressFilter, 4> kFilters{{
     {"DEFLATE", {mc::Coding::kGzip, mc::Coding::kDeflate}},
     {"BROTLI_COMPRESS", {mc::Coding::kBrotli}},
-    {"ZSTD", {mc::Coding::kZstd}},
+    {"ZSTD", {mc::Coding::kZstd, mc::Coding::kDcz}},  // dcz is zstd with a dictionary
     {"MULTICOMPRESS", kAll},
 }};
 

@@ -32,7 +32,8 @@ constexpr std::size_t kChunk = 8192;
 std::optional<mc::Coding> decodable(const char* content_encoding) {
     if (content_encoding == nullptr) return std::nullopt;
     const auto c = mc::parse_coding(mc::trim_ows(content_encoding));
-    if (!c || *c == mc::Coding::kIdentity) return std::nullopt;
+    // dcz needs a dictionary: left as it is, like any coding we do not decode.
+    if (!c || *c == mc::Coding::kIdentity || *c == mc::Coding::kDcz) return std::nullopt;
     return c;
 }
 
@@ -56,7 +57,7 @@ std::optional<OuterCoding> outer_coding(apr_pool_t* p, const char* content_encod
             v = v.substr(0, comma);
             continue;
         }
-        if (!c) return std::nullopt;
+        if (!c || *c == mc::Coding::kDcz) return std::nullopt;
         if (comma == v.npos) return OuterCoding{*c, nullptr};
         const std::string_view rest = mc::trim_ows(v.substr(0, comma));
         if (rest.empty()) return OuterCoding{*c, nullptr};

@@ -7,8 +7,10 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 
 #include "mc/coding.h"
+#include "mc/dictionary.h"
 #include "mc/policy.h"
 
 namespace mc::httpd {
@@ -32,6 +34,9 @@ struct RequestState {
     /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
     const char* if_none_match = nullptr;
     HandlerPlan plan;
+    /// The dictionary the request names and the server holds (mc_dictionary.cc), once looked up.
+    const std::shared_ptr<const mc::DictionaryBytes>* dictionary = nullptr;
+    bool dictionary_resolved = false;
     /// The decision for this response, once made from its final headers: by the filter's first
     /// call, or for a 304 by whichever of the filter and the 304 filter gets there first. Every
     /// later step reads it; nothing decides again once `decided` is set.

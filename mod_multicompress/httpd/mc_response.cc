@@ -9,6 +9,7 @@
 
 #include "mc/headers.h"
 #include "mc_config.h"
+#include "mc_dictionary.h"
 
 namespace mc::httpd {
 namespace {
@@ -51,6 +52,10 @@ void merge_vary(request_rec* r) {
     if (dir_config(r).cross_site_identity() && !has_token(r, "Vary", "Sec-Fetch-Site")) {
         apr_table_mergen(r->headers_out, "Vary", "Sec-Fetch-Site");
     }
+    if ((dictionary_may_apply(r) || request_dictionary(r) != nullptr) &&
+        !has_token(r, "Vary", "Available-Dictionary")) {
+        apr_table_mergen(r->headers_out, "Vary", "Available-Dictionary");
+    }
 }
 
 // Every place httpd keeps a response's content coding, joined.
@@ -87,7 +92,8 @@ void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
             return;
         }
     }
-    const std::string altered = mc::alter_etag(etag, coding, mode);
+    const std::string altered =
+        mc::alter_etag(etag, coding, mode, coding == mc::Coding::kDcz ? dcz_etag_tag(r) : "");
     if (altered != etag) apr_table_set(r->headers_out, "ETag", altered.c_str());
 }
 
@@ -104,7 +110,7 @@ void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config&
     alter_etag(r, coding, cfg.etag_value());
 }
 
-mc::ResponseView view_of(const request_rec* r, const std::string& content_encoding,
+mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
                          apr_off_t whole_length) {
     mc::ResponseView v;
     v.status = r->status;
@@ -147,6 +153,7 @@ mc::ResponseView view_of(const request_rec* r, const std::string& content_encodi
                                     mc::iequals(mc::trim_ows(site), "cross-site") &&
                                     (apr_table_get(r->headers_in, "Cookie") != nullptr ||
                                      apr_table_get(r->headers_in, "Authorization") != nullptr);
+    v.dictionary_available = request_dictionary(r) != nullptr;
     return v;
 }
 

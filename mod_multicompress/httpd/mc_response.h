@@ -17,7 +17,8 @@ namespace mc::httpd {
 
 /// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
 bool has_token(const request_rec* r, const char* header, const char* token);
-/// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice.
+/// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice;
+/// also Available-Dictionary where a dictionary may apply (RFC 9842 §6.2).
 void merge_vary(request_rec* r);
 /// Every place httpd keeps a response's content coding, joined with ", ".
 std::string content_encoding_of(const request_rec* r);
@@ -28,7 +29,7 @@ void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode);
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg);
 /// The view mc::decide() reads. `whole_length` is the body length when known from the body
 /// itself (else -1: Content-Length is used).
-mc::ResponseView view_of(const request_rec* r, const std::string& content_encoding,
+mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
                          apr_off_t whole_length);
 /// Records where the response came from ("sidecar", "cache", "live", "identity") in the
 /// MULTICOMPRESS_SOURCE environment variable and the `source` note, if configured.

@@ -171,7 +171,7 @@ TEST(CacheEntry, AnotherKeyEncodingOrFileVersionIsAnIdentityMismatch) {
 TEST(CacheEntry, ForgedEntriesWithAValidChecksum) {
     std::string e = mc::encode_entry(identity(), 4, body_of(64));
     // An encoding number this build does not know, or identity.
-    for (char c : {'\x00', '\x05', '\x7f', '\xff'}) {
+    for (char c : {'\x00', '\x06', '\x7f', '\xff'}) {
         std::string bad = e;
         bad[5] = c;
         fix_crc(bad);

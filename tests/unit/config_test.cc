@@ -450,8 +450,12 @@ TEST(ConfigDefaultsTest, ParamsForCarriesSettings) {
 // ---- merge(): every field
 
 // Catches a new Config field that the merge tests (and merge itself) do not know about yet.
-static_assert(sizeof(Config) == 192,
+static_assert(sizeof(Config) == 240,
               "mc::Config changed: update merge() and fill_all()/expect_same()/all_fields() here");
+
+// Every coding with per-coding settings (dcz has levels of its own).
+constexpr std::array<Coding, 5> kEveryCoding = {Coding::kZstd, Coding::kBrotli, Coding::kGzip,
+                                                Coding::kDeflate, Coding::kDcz};
 
 constexpr std::size_t kMaxNotes = 8;
 static_assert(mc::kNoteKinds + 2 <= kMaxNotes);
@@ -466,7 +470,7 @@ Config fill_all(int variant) {
                            : std::vector<const char*>{"zstd", "deflate", "gzip"}) {
         EXPECT_TRUE(mc::add_encoding(c, t).is_ok());
     }
-    for (const Coding k : mc::kAllCompressing) {
+    for (const Coding k : kEveryCoding) {
         c.level[mc::index(k)] = static_cast<std::int16_t>(a ? 1 : 2);
         c.window[mc::index(k)] = static_cast<std::int16_t>(a ? 10 : 12);
         c.cache_level[mc::index(k)] = static_cast<std::int16_t>(a ? 5 : 8);
@@ -490,6 +494,11 @@ Config fill_all(int variant) {
     c.cache_max_entry = a ? 0 : 4 << 20;
     c.cross_site = a ? mc::CrossSiteMode::kIdentity : mc::CrossSiteMode::kCompress;
     c.cpu_budget = static_cast<std::int16_t>(a ? 0 : 40);
+    c.use_as_dictionary = a ? Toggle::kOn : Toggle::kOff;
+    c.dictionary_match = a ? "/a/*" : nullptr;
+    c.dictionary_dests = a ? "script" : nullptr;
+    c.dictionary_id = a ? "id-a" : nullptr;
+    c.dictionary_max_size = a ? 1000 : 2000;
     return c;
 }
 
@@ -516,6 +525,11 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.cache_level, want.cache_level);
     EXPECT_EQ(got.cross_site, want.cross_site);
     EXPECT_EQ(got.cpu_budget, want.cpu_budget);
+    EXPECT_EQ(got.use_as_dictionary, want.use_as_dictionary);
+    EXPECT_EQ(got.dictionary_match, want.dictionary_match);
+    EXPECT_EQ(got.dictionary_dests, want.dictionary_dests);
+    EXPECT_EQ(got.dictionary_id, want.dictionary_id);
+    EXPECT_EQ(got.dictionary_max_size, want.dictionary_max_size);
 }
 
 struct Field {
@@ -545,8 +559,18 @@ std::vector<Field> all_fields() {
          [](Config& c, const Config& s) { c.cache_max_entry = s.cache_max_entry; }},
         {"cross_site", [](Config& c, const Config& s) { c.cross_site = s.cross_site; }},
         {"cpu_budget", [](Config& c, const Config& s) { c.cpu_budget = s.cpu_budget; }},
+        // The offer is one setting: pattern, destinations and id go together.
+        {"use_as_dictionary",
+         [](Config& c, const Config& s) {
+             c.use_as_dictionary = s.use_as_dictionary;
+             c.dictionary_match = s.dictionary_match;
+             c.dictionary_dests = s.dictionary_dests;
+             c.dictionary_id = s.dictionary_id;
+         }},
+        {"dictionary_max_size",
+         [](Config& c, const Config& s) { c.dictionary_max_size = s.dictionary_max_size; }},
     };
-    for (const Coding k : mc::kAllCompressing) {
+    for (const Coding k : kEveryCoding) {
         const std::size_t i = mc::index(k);
         const std::string enc(mc::coding_token(k));
         f.push_back({"level." + enc, [i](Config& c, const Config& s) { c.level[i] = s.level[i]; }});

@@ -43,7 +43,9 @@ int budget_level(Coding coding, int level, BudgetStep step) {
 }
 
 Coding cheapest_coding(CodingSet acceptable) {
-    for (const Coding c : {Coding::kZstd, Coding::kGzip, Coding::kDeflate, Coding::kBrotli}) {
+    // dcz is zstd that also skips what the client already has: cheapest where it is possible.
+    for (const Coding c :
+         {Coding::kDcz, Coding::kZstd, Coding::kGzip, Coding::kDeflate, Coding::kBrotli}) {
         if (acceptable.has(c)) return c;
     }
     return Coding::kIdentity;

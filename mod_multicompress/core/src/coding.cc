@@ -10,6 +10,7 @@ std::string_view coding_token(Coding c) {
         case Coding::kDeflate: return "deflate";
         case Coding::kBrotli: return "br";
         case Coding::kZstd: return "zstd";
+        case Coding::kDcz: return "dcz";
         case Coding::kIdentity: break;
     }
     return "identity";
@@ -21,6 +22,7 @@ std::string_view sidecar_suffix(Coding c) {
         case Coding::kBrotli: return ".br";
         case Coding::kGzip: return ".gz";
         case Coding::kDeflate:
+        case Coding::kDcz:
         case Coding::kIdentity: break;
     }
     return {};
@@ -58,6 +60,7 @@ std::optional<Coding> parse_coding(std::string_view token) {
     if (iequals(token, "br")) return Coding::kBrotli;
     if (iequals(token, "zstd")) return Coding::kZstd;
     if (iequals(token, "deflate")) return Coding::kDeflate;
+    if (iequals(token, "dcz")) return Coding::kDcz;
     if (iequals(token, "identity")) return Coding::kIdentity;
     return std::nullopt;
 }

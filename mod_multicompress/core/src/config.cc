@@ -3,7 +3,10 @@
 #include "mc/config.h"
 
 #include <algorithm>
+#include <brotli/encode.h>
+
 #include <charconv>
+#include <string>
 
 namespace mc {
 
@@ -24,10 +27,11 @@ std::span<const Coding> Config::encodings() const {
 int Config::level_for(Coding c) const {
     const int set = level[index(c)];
     if (set >= 0) return set;
-    // deflate follows gzip unless it has its own level.
+    // deflate follows gzip, dcz follows zstd, unless it has its own level.
     if (c == Coding::kDeflate && level[index(Coding::kGzip)] >= 0) {
         return level[index(Coding::kGzip)];
     }
+    if (c == Coding::kDcz) return level_for(Coding::kZstd);
     return default_level(c);
 }
 
@@ -45,6 +49,7 @@ int Config::cache_level_for(Coding c) const {
     if (c == Coding::kDeflate && cache_level[index(Coding::kGzip)] >= 0) {
         return cache_level[index(Coding::kGzip)];
     }
+    if (c == Coding::kDcz) return cache_level_for(Coding::kZstd);
     return c == Coding::kIdentity ? 0 : strongest_level(c);
 }
 
@@ -94,6 +99,14 @@ Config merge(const Config& base, const Config& add) {
     }
     out.cross_site = pick(base.cross_site, add.cross_site, CrossSiteMode::kUnset);
     out.cpu_budget = pick<std::int16_t>(base.cpu_budget, add.cpu_budget, -1);
+    if (add.use_as_dictionary != Toggle::kUnset) {
+        out.use_as_dictionary = add.use_as_dictionary;
+        out.dictionary_match = add.dictionary_match;
+        out.dictionary_dests = add.dictionary_dests;
+        out.dictionary_id = add.dictionary_id;
+    }
+    out.dictionary_max_size =
+        pick<std::int64_t>(base.dictionary_max_size, add.dictionary_max_size, -1);
     return out;
 }
 
@@ -132,11 +145,33 @@ Status parse_size(std::string_view s, std::int64_t min, std::int64_t max, std::i
     return Status::ok();
 }
 
+const char* dcb_unsupported_reason() {
+    // RFC 9842's dcb needs brotli's shared-dictionary API (BrotliEncoderPrepareDictionary,
+    // libbrotli 1.1.0); this module has no dcb encoder yet, with or without it.
+    static const std::string reason = [] {
+        const std::uint32_t v = BrotliEncoderVersion();
+        const std::string version = std::to_string(v >> 24) + "." +
+                                    std::to_string((v >> 12) & 0xfff) + "." +
+                                    std::to_string(v & 0xfff);
+#if MC_HAVE_BROTLI_SHARED_DICTIONARY
+        return "dcb is not supported by this build of mod_multicompress (libbrotli " + version +
+               "); use dcz";
+#else
+        return "dcb (brotli with a shared dictionary) needs libbrotli 1.1.0 or later "
+               "(BrotliEncoderPrepareDictionary); this server's libbrotli is " +
+               version + "; use dcz";
+#endif
+    }();
+    return reason.c_str();
+}
+
 Status parse_encoding(std::string_view s, Coding& out) {
+    if (iequals(s, "dcb")) return {Code::kInvalidArgument, dcb_unsupported_reason()};
     const auto c = parse_coding(s);
     // Configuration takes only the canonical tokens: no identity, no x-gzip alias.
     if (!c || *c == Coding::kIdentity || iequals(s, "x-gzip")) {
-        return {Code::kInvalidArgument, "unknown encoding (expected zstd, br, gzip or deflate)"};
+        return {Code::kInvalidArgument,
+                "unknown encoding (expected zstd, br, gzip, deflate or dcz)"};
     }
     out = *c;
     return Status::ok();
@@ -170,6 +205,10 @@ Status set_level(Config& cfg, std::string_view enc, std::string_view value) {
 }
 
 Status set_window(Config& cfg, std::string_view enc, std::string_view value) {
+    if (iequals(enc, "dcz")) {
+        return {Code::kInvalidArgument,
+                "dcz has no window setting: it follows the dictionary (RFC 9842)"};
+    }
     return set_ranged(cfg.window, &window_range, enc, value);
 }
 

@@ -249,6 +249,9 @@ Result<std::unique_ptr<Decoder>> make_decoder(Coding c, const InflateLimits& lim
         case Coding::kDeflate: made = build<ZlibDecoder>(false); break;
         case Coding::kBrotli: made = build<BrotliDecoder>(); break;
         case Coding::kZstd: made = build<ZstdDecoder>(); break;
+        case Coding::kDcz:  // needs a dictionary the server does not have for request bodies
+            made = Status{Code::kInvalidArgument, "no decoder for dcz request bodies"};
+            break;
         case Coding::kIdentity: break;
     }
     if (made.is_ok()) made.value()->limits_ = limits;

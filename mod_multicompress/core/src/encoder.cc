@@ -16,7 +16,8 @@ Result<std::unique_ptr<Encoder>> make_encoder(const EncoderParams& params) {
         case Coding::kGzip:
         case Coding::kDeflate: return make_zlib_encoder(p);
         case Coding::kBrotli: return make_brotli_encoder(p);
-        case Coding::kZstd: return make_zstd_encoder(p);
+        case Coding::kZstd:
+        case Coding::kDcz: return make_zstd_encoder(p);
         case Coding::kIdentity: break;
     }
     return Status{Code::kInvalidArgument, "no encoder for identity"};

@@ -2,6 +2,7 @@
 // Header rules: Vary, Cache-Control tokens, ETag suffixes.
 #include "mc/headers.h"
 
+#include <algorithm>
 #include <array>
 
 namespace mc {
@@ -32,11 +33,19 @@ bool is_identity_encoding(std::string_view content_encoding) {
 namespace {
 
 // Our suffixes; the last one only escapes an identity tag (see alter_etag). None is a suffix of
-// another, so a tag ends in at most one of them.
+// another, so a tag ends in at most one of them. dcz's is "-dcz-" and the first 8 hex digits of
+// the dictionary's hash (a representation per dictionary).
 constexpr std::array<std::string_view, 5> kSuffixes = {"-gzip", "-deflate", "-br", "-zstd",
                                                        "-identity"};
 constexpr std::array<Coding, 5> kSuffixCodings = {Coding::kGzip, Coding::kDeflate, Coding::kBrotli,
                                                   Coding::kZstd, Coding::kIdentity};
+constexpr std::string_view kDczSuffix = "-dcz-";
+
+bool is_dcz_tag(std::string_view t) {
+    return t.size() == kDczEtagTagSize && std::all_of(t.begin(), t.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
 
 // The opaque part of an entity-tag (RFC 9110 §8.8.3: [ "W/" ] DQUOTE *etagc DQUOTE), or
 // nullopt-like false when `etag` is not one.
@@ -48,28 +57,45 @@ bool opaque_of(std::string_view etag, std::string_view& opaque, bool& weak) {
     return opaque.find('"') == std::string_view::npos;
 }
 
-// Index into kSuffixes of the suffix `opaque` ends in, or -1.
-int suffix_index(std::string_view opaque) {
+// The suffix of ours `opaque` ends in: its length (0: none), its coding, and for dcz the
+// dictionary tag.
+struct Suffix {
+    std::size_t size = 0;
+    Coding coding = Coding::kIdentity;
+    std::string_view dcz_tag;
+};
+
+Suffix suffix_of(std::string_view opaque) {
+    constexpr std::size_t kDczSize = kDczSuffix.size() + kDczEtagTagSize;
+    if (opaque.size() >= kDczSize &&
+        opaque.substr(opaque.size() - kDczSize).starts_with(kDczSuffix) &&
+        is_dcz_tag(opaque.substr(opaque.size() - kDczEtagTagSize))) {
+        return {kDczSize, Coding::kDcz, opaque.substr(opaque.size() - kDczEtagTagSize)};
+    }
     for (std::size_t i = 0; i < kSuffixes.size(); ++i) {
         // ends_with, not "longer than the suffix": alter_etag turns the empty tag `""` into
         // `"-gzip"`, which must come back as `""` (found by fuzz_headers).
-        if (opaque.ends_with(kSuffixes[i])) return static_cast<int>(i);
+        if (opaque.ends_with(kSuffixes[i])) return {kSuffixes[i].size(), kSuffixCodings[i], {}};
     }
-    return -1;
+    return {};
 }
 
 }  // namespace
 
-std::string alter_etag(std::string_view etag, Coding c, ETagMode mode) {
+std::string alter_etag(std::string_view etag, Coding c, ETagMode mode, std::string_view dcz_tag) {
     if (mode == ETagMode::kNoChange) return std::string(etag);
     if (mode == ETagMode::kRemove) return c == Coding::kIdentity ? std::string(etag) : "";
     std::string_view opaque;
     bool weak = false;
     if (!opaque_of(etag, opaque, weak)) return std::string(etag);
-    std::string_view suffix;
-    if (c != Coding::kIdentity) {
+    std::string suffix;
+    if (c == Coding::kDcz) {
+        // Without a well-formed dictionary tag there is no tag for this representation.
+        if (!is_dcz_tag(dcz_tag)) return "";
+        suffix = std::string(kDczSuffix) + std::string(dcz_tag);
+    } else if (c != Coding::kIdentity) {
         suffix = kSuffixes[static_cast<std::size_t>(index(c) - 1)];
-    } else if (suffix_index(opaque) >= 0) {
+    } else if (suffix_of(opaque).size != 0) {
         suffix = kSuffixes.back();  // "-identity": an identity tag never ends in a coding suffix
     } else {
         return std::string(etag);
@@ -84,8 +110,7 @@ Coding etag_coding(std::string_view etag) {
     std::string_view opaque;
     bool weak = false;
     if (!opaque_of(etag, opaque, weak)) return Coding::kIdentity;
-    const int i = suffix_index(opaque);
-    return i < 0 ? Coding::kIdentity : kSuffixCodings[static_cast<std::size_t>(i)];
+    return suffix_of(opaque).coding;
 }
 
 std::string strip_etag_suffixes(std::string_view validators) {
@@ -106,8 +131,8 @@ std::string strip_etag_suffixes(std::string_view validators) {
             break;
         }
         std::string_view opaque = validators.substr(i + 1, close - i - 1);
-        if (const int s = suffix_index(opaque); s >= 0) {
-            opaque.remove_suffix(kSuffixes[static_cast<std::size_t>(s)].size());
+        if (const Suffix s = suffix_of(opaque); s.size != 0) {
+            opaque.remove_suffix(s.size);
             changed = true;
         }
         out += '"';
@@ -118,7 +143,8 @@ std::string strip_etag_suffixes(std::string_view validators) {
     return changed ? out : std::string(validators);
 }
 
-std::string rewrite_if_none_match(std::string_view validators, CodingSet keep) {
+std::string rewrite_if_none_match(std::string_view validators, CodingSet keep,
+                                  std::string_view dcz_tag) {
     std::string out;
     while (!validators.empty()) {
         const auto comma = validators.find(',');
@@ -130,7 +156,10 @@ std::string rewrite_if_none_match(std::string_view validators, CodingSet keep) {
         bool weak = false;
         std::string kept(item);
         if (opaque_of(item, opaque, weak)) {
-            if (!keep.has(etag_coding(item))) continue;
+            const Suffix suffix = suffix_of(opaque);
+            if (!keep.has(suffix.coding)) continue;
+            // A dcz tag names the dictionary too: only this request's stands for its 200.
+            if (suffix.coding == Coding::kDcz && suffix.dcz_tag != dcz_tag) continue;
             kept = strip_etag_suffixes(item);
         }
         if (!out.empty()) out += ", ";

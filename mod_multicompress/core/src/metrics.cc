@@ -9,8 +9,8 @@
 namespace mc::metrics {
 namespace {
 
-constexpr std::array<Coding, 4> kCompressing = {Coding::kGzip, Coding::kDeflate, Coding::kBrotli,
-                                                Coding::kZstd};
+constexpr std::array<Coding, 5> kCompressing = {Coding::kGzip, Coding::kDeflate, Coding::kBrotli,
+                                                Coding::kZstd, Coding::kDcz};
 constexpr std::array<Source, 3> kCompressedSources = {Source::kLive, Source::kSidecar,
                                                       Source::kCache};
 

@@ -6,9 +6,11 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_createCCtx_advanced
 #include <zstd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "mc/alloc.h"
+#include "mc/dictionary.h"
 
 namespace mc {
 
@@ -46,7 +48,7 @@ std::size_t OneShotCompressor::retained_bytes() const {
 }
 
 bool OneShotCompressor::supports(Coding c) {
-    return c == Coding::kGzip || c == Coding::kDeflate || c == Coding::kZstd;
+    return c == Coding::kGzip || c == Coding::kDeflate || c == Coding::kZstd || c == Coding::kDcz;
 }
 
 bool OneShotCompressor::suits(const Config& cfg, const EncoderParams& params) {
@@ -61,6 +63,7 @@ bool OneShotCompressor::suits(const Config& cfg, const EncoderParams& params) {
 
 std::size_t OneShotCompressor::bound(Coding c, std::size_t n) {
     if (c == Coding::kZstd) return ZSTD_compressBound(n);
+    if (c == Coding::kDcz) return kDczHeaderSize + ZSTD_compressBound(n);
     // libdeflate's bound with a NULL compressor is valid for every level; add the gzip/zlib
     // framing (at most 18 bytes).
     return libdeflate_deflate_compress_bound(nullptr, n) + 18;
@@ -106,6 +109,29 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             if (retained_bytes() > kOneShotKeepLimit) zstd_.reset();
             if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
             return n;
+        }
+        case Coding::kDcz: {
+            // RFC 9842 §4: the hash in a skippable frame, then a frame against the dictionary.
+            if (p.dictionary == nullptr)
+                return Status{Code::kInvalidArgument, "dcz: no dictionary"};
+            if (out.size() < kDczHeaderSize) return Status{Code::kLibraryError, "dcz: no room"};
+            if (!zstd_) zstd_ = std::make_unique<ZstdHolder>();
+            ZSTD_CCtx* cctx = zstd_->cctx;
+            if (cctx == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot create context"};
+            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+            std::size_t rc = ZSTD_CCtx_refCDict(cctx, p.dictionary->cdict());
+            if (!ZSTD_isError(rc))
+                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
+            if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+            const auto header = dcz_header(p.dictionary->hash());
+            std::copy(header.begin(), header.end(), out.begin());
+            const std::size_t n = ZSTD_compress2(cctx, out.data() + kDczHeaderSize,
+                                                 out.size() - kDczHeaderSize, in.data(), in.size());
+            // The context must not keep pointing at a dictionary that may go away.
+            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+            if (retained_bytes() > kOneShotKeepLimit) zstd_.reset();
+            if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
+            return kDczHeaderSize + n;
         }
         case Coding::kBrotli:
         case Coding::kIdentity: break;

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 
+#include "mc/dictionary.h"
+
 namespace mc {
 
 Range level_range(Coding c) {
     switch (c) {
         case Coding::kBrotli: return {0, 11};
-        case Coding::kZstd: return {1, 19};
+        case Coding::kZstd:
+        case Coding::kDcz: return {1, 19};
         case Coding::kGzip:
         case Coding::kDeflate: return {1, 9};
         case Coding::kIdentity: break;
@@ -21,6 +24,7 @@ Range window_range(Coding c) {
     switch (c) {
         case Coding::kBrotli: return {10, 24};
         case Coding::kZstd: return {10, kZstdMaxWindowLog};
+        case Coding::kDcz: return {10, 27};  // dcz_window_log keeps it within what the client takes
         case Coding::kGzip:
         case Coding::kDeflate: return {9, 15};
         case Coding::kIdentity: break;
@@ -31,7 +35,8 @@ Range window_range(Coding c) {
 int default_level(Coding c) {
     switch (c) {
         case Coding::kBrotli: return 4;
-        case Coding::kZstd: return 3;
+        case Coding::kZstd:
+        case Coding::kDcz: return 3;
         case Coding::kGzip:
         case Coding::kDeflate: return 6;
         case Coding::kIdentity: break;
@@ -46,6 +51,7 @@ int default_window(Coding c) {
     switch (c) {
         case Coding::kBrotli: return 22;  // BROTLI_DEFAULT_WINDOW
         case Coding::kZstd: return 0;     // from the level; capped below
+        case Coding::kDcz: return 0;      // from the dictionary (tune)
         case Coding::kGzip:
         case Coding::kDeflate: return 15;  // MAX_WBITS
         case Coding::kIdentity: break;
@@ -84,6 +90,12 @@ EncoderParams tune(EncoderParams p) {
         p.brotli_lgblock =
             std::clamp(p.brotli_lgblock, kBrotliBlockRange.min, kBrotliBlockRange.max);
     }
+    if (p.coding == Coding::kDcz) {
+        // RFC 9842 §4: reach back over the whole dictionary, within what a client accepts.
+        p.window_log = dcz_window_log(p.dictionary != nullptr ? p.dictionary->size() : 0,
+                                      p.size_hint, zstd_level_window_log(p.level));
+        return p;
+    }
     if (p.size_hint < 0) return p;
 
     switch (p.coding) {
@@ -106,6 +118,7 @@ EncoderParams tune(EncoderParams p) {
             p.window_log = window_for_length(p.size_hint, windows.min, cap, 0);
             break;
         }
+        case Coding::kDcz: break;  // handled above
         case Coding::kIdentity: break;
     }
     return p;

@@ -72,10 +72,18 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
 
     CodingSet allowed = filter_codings;
     if (v.env_no_brotli) allowed.remove(Coding::kBrotli);
-    if (v.env_no_zstd) allowed.remove(Coding::kZstd);
+    if (v.env_no_zstd) {
+        allowed.remove(Coding::kZstd);
+        allowed.remove(Coding::kDcz);
+    }
 
     const AcceptEncoding accept =
         AcceptEncoding::parse(v.accept_encoding, v.accept_encoding_present);
+    // dcz needs a dictionary the client holds, and the client's own word for it ("*" does not
+    // name it: RFC 9842 §4 clients list dcz when they send Available-Dictionary).
+    if (!v.dictionary_available || accept.explicit_weight(Coding::kDcz) <= 0) {
+        allowed.remove(Coding::kDcz);
+    }
     d.coding = negotiate(accept, cfg.encodings(), allowed);
     if (d.coding == Coding::kIdentity && v.env_force_gzip && allowed.has(Coding::kGzip)) {
         // mod_deflate's force-gzip: gzip even if the client did not ask for it.

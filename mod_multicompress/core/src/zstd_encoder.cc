@@ -5,8 +5,12 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include <algorithm>
+#include <array>
+
 #include "encoders.h"
 #include "mc/alloc.h"
+#include "mc/dictionary.h"
 
 namespace mc {
 namespace {
@@ -22,6 +26,7 @@ public:
     Status init(const EncoderParams& p) {
         cctx_.reset(ZSTD_createCCtx_advanced(kZstdMem));
         if (!cctx_) return {Code::kOutOfMemory, "zstd: cannot create context"};
+        if (p.coding == Coding::kDcz) return init_dcz(p);
         std::size_t rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, p.level);
         // RFC 9659: a zstd frame for HTTP must not need a window over 8 MiB. Levels <= 19 stay
         // within 2^23 in libzstd's tables, but say so explicitly rather than rely on them.
@@ -50,6 +55,12 @@ public:
 
     Status write(std::span<const std::byte> in, Flush flush, Sink& out) override {
         if (finished_) return {Code::kInvalidArgument, "zstd: write after finish"};
+        if (!header_.empty()) {
+            // dcz: the skippable frame with the dictionary's hash goes first (RFC 9842 §4).
+            if (Status st = write_all(header_, out); !st.is_ok()) return st;
+            out_ += header_.size();
+            header_ = {};
+        }
         if (in.empty() && flush == Flush::kNone) return Status::ok();
         const ZSTD_EndDirective mode = flush == Flush::kFinish ? ZSTD_e_end
                                        : flush == Flush::kSync ? ZSTD_e_flush
@@ -73,11 +84,43 @@ public:
         }
     }
 
-    [[nodiscard]] Coding coding() const override { return Coding::kZstd; }
+    [[nodiscard]] Coding coding() const override { return coding_; }
 
 private:
+    // dcz: the prepared dictionary (raw content) referenced by the context, the window that
+    // reaches back over it (tune), the level the dictionary was prepared at.
+    Status init_dcz(const EncoderParams& p) {
+        if (p.dictionary == nullptr) return {Code::kInvalidArgument, "dcz: no dictionary"};
+        coding_ = Coding::kDcz;
+        header_bytes_ = dcz_header(p.dictionary->hash());
+        header_ = header_bytes_;
+        std::size_t rc = ZSTD_CCtx_refCDict(cctx_.get(), p.dictionary->cdict());
+        if (!ZSTD_isError(rc))
+            rc = ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_windowLog, p.window_log);
+        if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
+            rc = ZSTD_CCtx_setPledgedSrcSize(cctx_.get(),
+                                             static_cast<unsigned long long>(p.size_hint));
+        }
+        if (ZSTD_isError(rc)) return {Code::kInvalidArgument, ZSTD_getErrorName(rc)};
+        return Status::ok();
+    }
+
+    static Status write_all(std::span<const std::byte> bytes, Sink& out) {
+        while (!bytes.empty()) {
+            const std::span<std::byte> space = out.reserve();
+            const std::size_t n = std::min(space.size(), bytes.size());
+            std::copy_n(bytes.data(), n, space.data());
+            if (Status st = out.commit(n); !st.is_ok()) return st;
+            bytes = bytes.subspan(n);
+        }
+        return Status::ok();
+    }
+
     std::unique_ptr<ZSTD_CCtx, ZstdCCtxDeleter> cctx_;
     bool finished_ = false;
+    Coding coding_ = Coding::kZstd;
+    std::array<std::byte, kDczHeaderSize> header_bytes_{};
+    std::span<const std::byte> header_;  ///< what of the dcz header is still to be written
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ public:
     [[nodiscard]] bool present() const { return present_; }
 
 private:
-    std::array<int, kCodingCount> q_{kQUnset, kQUnset, kQUnset, kQUnset, kQUnset};
+    std::array<int, kCodingCount> q_{kQUnset, kQUnset, kQUnset, kQUnset, kQUnset, kQUnset};
     int star_ = kQUnset;
     bool present_ = false;
 };

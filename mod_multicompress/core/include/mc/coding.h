@@ -12,12 +12,13 @@
 namespace mc {
 
 /// Content codings. The numeric values index per-coding arrays in Config.
-enum class Coding : std::uint8_t { kIdentity = 0, kGzip, kDeflate, kBrotli, kZstd };
+/// kDcz is zstd against a dictionary the client holds (RFC 9842): never negotiated without one.
+enum class Coding : std::uint8_t { kIdentity = 0, kGzip, kDeflate, kBrotli, kZstd, kDcz };
 
-inline constexpr std::size_t kCodingCount = 5;
+inline constexpr std::size_t kCodingCount = 6;
 
-/// The compressing codings, in the default server preference order (docs/contract.md: zstd br
-/// gzip).
+/// The compressing codings that need nothing but the body, in the default server preference
+/// order (docs/contract.md: zstd br gzip); dcz also needs a dictionary.
 inline constexpr std::array<Coding, 4> kAllCompressing = {Coding::kZstd, Coding::kBrotli,
                                                           Coding::kGzip, Coding::kDeflate};
 
@@ -57,10 +58,10 @@ private:
     std::uint8_t bits_ = 0;
 };
 
-/// The token sent in Content-Encoding: "identity", "gzip", "deflate", "br", "zstd".
+/// The token sent in Content-Encoding: "identity", "gzip", "deflate", "br", "zstd", "dcz".
 std::string_view coding_token(Coding c);
 
-/// The file suffix of a precompressed sidecar: ".zst", ".br", ".gz"; empty for deflate and
+/// The file suffix of a precompressed sidecar: ".zst", ".br", ".gz"; empty for deflate, dcz and
 /// identity, which have none (MultiCompressStatic and multicompress-precompress agree on these).
 std::string_view sidecar_suffix(Coding c);
 

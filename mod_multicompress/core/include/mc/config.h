@@ -41,15 +41,17 @@ inline constexpr int kDefaultInflateRatio = 200;  // as mod_deflate
 inline constexpr int kDefaultInflateBurst = 3;
 inline constexpr std::int64_t kInflateLimitAsRequestBody = -2;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
+inline constexpr std::int64_t kDefaultDictionaryMaxSize = 4 * 1024 * 1024;
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
 /// "not said here" from "said here": a section inherits what it does not set (docs/contract.md).
+/// dcz follows zstd for what it does not set itself (level, cache level).
 /// Trivially destructible: it lives in an APR pool, strings point into that pool.
 struct Config {
-    std::array<Coding, 4> order{};
+    std::array<Coding, kCodingCount - 1> order{};
     std::uint8_t order_count = 0;  ///< 0: unset (default zstd br gzip)
-    std::array<std::int16_t, kCodingCount> level{-1, -1, -1, -1, -1};
-    std::array<std::int16_t, kCodingCount> window{-1, -1, -1, -1, -1};
+    std::array<std::int16_t, kCodingCount> level{-1, -1, -1, -1, -1, -1};
+    std::array<std::int16_t, kCodingCount> window{-1, -1, -1, -1, -1, -1};
     std::int16_t mem_level = -1;
     std::int16_t brotli_lgblock = -1;  ///< 0 = library default
     std::int64_t min_length = -1;
@@ -66,9 +68,16 @@ struct Config {
     Toggle static_files = Toggle::kUnset;  ///< MultiCompressStatic
     Toggle cache = Toggle::kUnset;         ///< MultiCompressCache
     std::int64_t cache_max_entry = -1;
-    std::array<std::int16_t, kCodingCount> cache_level{-1, -1, -1, -1, -1};
+    std::array<std::int16_t, kCodingCount> cache_level{-1, -1, -1, -1, -1, -1};
     CrossSiteMode cross_site = CrossSiteMode::kUnset;
     std::int16_t cpu_budget = -1;  ///< MultiCompressCPUBudget: -1 unset, 0 Off, else percent
+    /// MultiCompressUseAsDictionary: kOn with its match pattern, destinations and id (checked
+    /// with check_dictionary_*), kOff for "Off", kUnset to inherit.
+    Toggle use_as_dictionary = Toggle::kUnset;
+    const char* dictionary_match = nullptr;
+    const char* dictionary_dests = nullptr;  ///< space-separated; nullptr or "": none
+    const char* dictionary_id = nullptr;
+    std::int64_t dictionary_max_size = -1;  ///< MultiCompressDictionaryMaxSize
 
     // Effective values (defaults filled in).
     [[nodiscard]] std::span<const Coding> encodings() const;
@@ -112,7 +121,14 @@ struct Config {
     [[nodiscard]] std::int64_t cache_max_entry_value() const {
         return cache_max_entry < 0 ? kDefaultCacheMaxEntry : cache_max_entry;
     }
-    /// MultiCompressCacheLevel; defaults br 11, zstd 19, gzip (and deflate) 9.
+    /// Whether responses here are offered as dictionaries (MultiCompressUseAsDictionary).
+    [[nodiscard]] bool offers_dictionary() const {
+        return use_as_dictionary == Toggle::kOn && dictionary_match != nullptr;
+    }
+    [[nodiscard]] std::int64_t dictionary_max_size_value() const {
+        return dictionary_max_size < 0 ? kDefaultDictionaryMaxSize : dictionary_max_size;
+    }
+    /// MultiCompressCacheLevel; defaults br 11, zstd 19 (dcz as zstd), gzip (and deflate) 9.
     [[nodiscard]] int cache_level_for(Coding c) const;
 
     /// Encoder parameters for `c` from this configuration (before mc::tune).
@@ -130,7 +146,8 @@ Config merge(const Config& base, const Config& add);
 Status parse_int(std::string_view s, std::int64_t min, std::int64_t max, std::int64_t& out);
 /// A size: digits with an optional K/M/G suffix (binary units), in [min, max].
 Status parse_size(std::string_view s, std::int64_t min, std::int64_t max, std::int64_t& out);
-/// A configuration encoding token: zstd, br, gzip, deflate (case-insensitive).
+/// A configuration encoding token: zstd, br, gzip, deflate, dcz (case-insensitive); dcb is
+/// refused with dcb_unsupported_reason().
 Status parse_encoding(std::string_view s, Coding& out);
 /// Appends `token` to cfg.order; a duplicate is an error.
 Status add_encoding(Config& cfg, std::string_view token);

@@ -28,14 +28,20 @@ bool is_identity_encoding(std::string_view content_encoding);
 ///
 /// A coded representation always gets its coding's suffix; an identity one keeps the tag
 /// unless it already ends in one of our suffixes ("-gzip", "-deflate", "-br", "-zstd",
-/// "-identity"), then it gets "-identity" too. So a tag that ends in one of our suffixes always
-/// came from alter_etag, and strip_etag_suffixes (remove exactly one) gives back the backend's
-/// tag exactly. Two different (tag, coding) pairs never give the same result. httpd's own tags
-/// (hex digits and '-') never end in a suffix, so a static file's identity tag is unchanged.
+/// "-dcz-" and 8 hex digits, "-identity"), then it gets "-identity" too. So a tag that ends in one
+/// of our suffixes always came from alter_etag, and strip_etag_suffixes (remove exactly one) gives
+/// back the backend's tag exactly. Two different (tag, coding) pairs never give the same result.
+/// httpd's own tags (hex digits and '-') never end in a suffix, so a static file's identity tag is
+/// unchanged.
 ///
 /// kNoChange keeps the tag; kRemove returns "" for a coded response and keeps an identity one.
 /// A value that is not a quoted entity-tag is returned unchanged.
-std::string alter_etag(std::string_view etag, Coding c, ETagMode mode);
+/// dcz: the suffix is "-dcz-" and `dcz_tag`, the first kDczEtagTagSize hex digits of the
+/// dictionary's hash (dcz_etag_tag), so each dictionary gives its own validator; without a valid
+/// `dcz_tag` a dcz tag is "" (none).
+inline constexpr std::size_t kDczEtagTagSize = 8;
+std::string alter_etag(std::string_view etag, Coding c, ETagMode mode,
+                       std::string_view dcz_tag = {});
 
 /// The coding an entity-tag made by alter_etag stands for: the one its suffix names, kIdentity
 /// for "-identity" or no suffix.
@@ -50,8 +56,10 @@ std::string strip_etag_suffixes(std::string_view validators);
 /// If-None-Match as the handler or backend should see it: each entity-tag whose coding
 /// (etag_coding) is in `keep` with its suffix stripped, the others left out (they name a
 /// representation this request will not get: a 304 for them would be wrong); `*` and items that
-/// are not entity-tags as they are. "" when nothing is left (then send no If-None-Match).
-std::string rewrite_if_none_match(std::string_view validators, CodingSet keep);
+/// are not entity-tags as they are. "" when nothing is left (then send no If-None-Match). A dcz
+/// tag is kept only for the dictionary `dcz_tag` names.
+std::string rewrite_if_none_match(std::string_view validators, CodingSet keep,
+                                  std::string_view dcz_tag = {});
 
 /// Whether the entity-tag `etag` matches one of `validators` (an If-None-Match value) by the
 /// weak comparison (RFC 9110 §8.8.3.2), or `validators` is `*`.

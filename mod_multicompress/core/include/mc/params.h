@@ -8,6 +8,8 @@
 
 namespace mc {
 
+class PreparedDictionary;
+
 /// Valid range of a per-coding setting.
 struct Range {
     int min;
@@ -15,7 +17,7 @@ struct Range {
     [[nodiscard]] constexpr bool contains(int v) const { return v >= min && v <= max; }
 };
 
-/// docs/contract.md: gzip 1–9, br 0–11, zstd 1–19 (deflate shares gzip's).
+/// docs/contract.md: gzip 1–9, br 0–11, zstd and dcz 1–19 (deflate shares gzip's).
 Range level_range(Coding c);
 /// docs/contract.md: log2 window, gzip 9–15, br 10–24, zstd 10–23.
 Range window_range(Coding c);
@@ -49,6 +51,8 @@ struct EncoderParams {
     /// The body is exactly size_hint bytes (it is in hand): zstd may pledge it in the frame.
     /// Never set from a Content-Length alone, which a handler may get wrong.
     bool exact_size = false;
+    /// dcz only: the dictionary the body is compressed against (kept alive by the caller).
+    const PreparedDictionary* dictionary = nullptr;
 };
 
 /// Makes `p` valid and sized for the body: clamps level and window to their ranges, fills the

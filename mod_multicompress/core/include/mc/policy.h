@@ -36,6 +36,9 @@ struct ResponseView {
     /// The request is cross-site (`Sec-Fetch-Site: cross-site`) and carries credentials
     /// (`Cookie` or `Authorization`): the requests a BREACH attacker has to induce.
     bool cross_site_with_credentials = false;
+    /// The request names (Available-Dictionary) a dictionary the server holds and may use for
+    /// it (RFC 9842): only then is dcz a choice.
+    bool dictionary_available = false;
 };
 
 /// The verdict: the coding to use (kIdentity: leave the response alone) and why.
