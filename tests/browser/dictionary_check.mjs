@@ -5,8 +5,10 @@
 // what the browser saw as one JSON object on stdout. It asserts nothing itself:
 // tests/integration/test_495_dictionary_browser.py reads the JSON and decides.
 //
-//   node dictionary_check.mjs --base https://127.0.0.1:PORT[,http://localhost:PORT2] --out DIR \
+//   node dictionary_check.mjs --base [LABEL=]https://127.0.0.1:PORT/[,[LABEL=]URL...] --out DIR \
 //        --home DIR [--profile DIR] [--chromium /usr/bin/chromium] [--dir /dict/]
+//
+// The origins are visited in order, in one profile (LABEL defaults to the URL's scheme).
 //
 // Certificates: Chromium must trust the server's certificate for real (HOME=--home, whose
 // .pki/nssdb holds it), since Chromium keeps no dictionary from a response whose certificate
@@ -230,8 +232,10 @@ async function main() {
     out.chromiumVersion = v.product;
     out.userAgent = v.userAgent;
     await cdp.detach();
-    for (const base of opt.base.split(',').filter(Boolean)) {
-      out.origins.push(await runOrigin(context, base, new URL(base).protocol.replace(':', '')));
+    for (const item of opt.base.split(',').filter(Boolean)) {
+      const m = /^([A-Za-z0-9_-]+)=(.*)$/.exec(item);
+      const [label, base] = m ? [m[1], m[2]] : [new URL(item).protocol.replace(':', ''), item];
+      out.origins.push(await runOrigin(context, base, label));
     }
   } catch (e) {
     out.error = String(e && e.stack || e);
