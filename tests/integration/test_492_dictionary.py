@@ -66,6 +66,9 @@ Alias /dc "@HTDOCS@/dict-cache"
     MultiCompressCache On
     MultiCompressUseAsDictionary "/dc/lib.*.js"
 </Directory>
+<Location /mc-metrics>
+    SetHandler multicompress-metrics
+</Location>
 @STORE_LINE@
 """
 
@@ -383,6 +386,36 @@ def test_mc_492_08_cache_per_dictionary(srv):
     assert other.content_encoding == "dcz" and dcz_decode(other.body, v2) == v1
 
 
+def metric(srv, name: str) -> int:
+    text = request(srv.port, "/mc-metrics", None).body.decode()
+    total = 0
+    for line in text.splitlines():
+        if line.startswith(name):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def test_mc_492_13_counters(srv):
+    """The status counters see dcz and the dictionary events (docs/contract.md "Observing
+    it")."""
+    v1 = srv.files["app.v1.js"]
+    used = metric(srv, 'multicompress_dictionaries_total{event="used"}')
+    live = metric(srv, 'multicompress_responses_total{encoding="dcz",source="live"}')
+    unknown = metric(srv, 'multicompress_dictionaries_total{event="unknown"}')
+    learn(srv, "/d/app.v1.js", v1)
+    assert dcz_get(srv, "/d/app.v2.js", v1).content_encoding == "dcz"
+    assert dcz_get(srv, "/d/app.v2.js", b"not held").content_encoding == "zstd"
+    deadline = time.monotonic() + 5  # counted when the request is logged
+    while time.monotonic() < deadline:
+        if metric(srv, 'multicompress_dictionaries_total{event="unknown"}') > unknown:
+            break
+        time.sleep(0.1)
+    assert metric(srv, 'multicompress_dictionaries_total{event="used"}') > used
+    assert metric(srv, 'multicompress_responses_total{encoding="dcz",source="live"}') > live
+    assert metric(srv, 'multicompress_dictionaries_total{event="unknown"}') > unknown
+    assert metric(srv, 'multicompress_dictionaries_total{event="offered"}') > 0
+
+
 # ---- a fleet sharing memcached
 
 
@@ -420,6 +453,23 @@ def test_mc_492_09_fleet_shares_dictionaries(fleet, tmp_path):
     learn(a, "/d/site-dict.txt", big, host="www.fleet.test")
     live = dcz_get(b, "/mctest/page?size=200000", big, host=host)
     assert live.content_encoding == "dcz" and dcz_decode(live.body, big) == mctest_body(200000)
+
+
+def test_mc_492_14_evicted_from_the_store(fleet):
+    """A dictionary the store lost (evicted) and the other server never saw: the normal
+    negotiation."""
+    store, (a, b) = fleet
+    host = "evict.fleet.test"
+    data = a.files["app.v3.js"]
+    (a.htdocs / "dict" / "app.v3.js").write_bytes(data)
+    learn(a, "/d/app.v3.js", data, host=host)
+    origin_tag = hashlib.sha256(f"http://{host}".encode()).hexdigest()[:16]
+    head = ("mcd1-" + hashlib.sha256(data).hexdigest() + "@" + origin_tag).encode()
+    key = b"mc-cache:" + head.hex().encode()
+    assert memcache_cmd(store.port, b"delete %s\r\n" % key).startswith(b"DELETED")
+    r = dcz_get(b, "/d/app.v2.js", data, host=host)
+    assert r.status == 200 and r.content_encoding == "zstd", r
+    assert decode(r.body, "zstd") == b.files["app.v2.js"]
 
 
 def memcache_cmd(port: int, line: bytes) -> bytes:

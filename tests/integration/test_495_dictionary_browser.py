@@ -399,9 +399,6 @@ def test_mc_495_03_v2_script_came_as_dcz_and_ran(run, label):
     check_v2_as_dcz(run, label)
 
 
-@pytest.mark.xfail(strict=True, reason="module: a dictionary keeps the first origin it was "
-                   "learned on; the same file offered on another origin is not learned again "
-                   "(\"Known already\" in mc_dictionary.cc), so that origin never gets dcz")
 def test_mc_495_04_same_script_on_a_second_origin(run):
     """http://127.0.0.1:PORT after https://127.0.0.1:TLS_PORT, same files: the server offered
     app.v1.js as a dictionary on this origin too, so Chromium names it there and the server
