@@ -19,7 +19,6 @@
 #include "mc/encoder.h"
 #include "mc/sink.h"
 #include "mc_counters.h"
-#include "mc_dictionary.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 #include "mc_socache.h"
@@ -77,8 +76,11 @@ void run(const UpgradeJob& job, apr_pool_t* pool, const std::atomic<bool>& cance
     std::shared_ptr<const mc::PreparedDictionary> dictionary;
     if (job.coding == mc::Coding::kDcz) {
         if (!job.dictionary) return;
-        dictionary = prepared_dictionary(job.dictionary, job.level);
-        if (!dictionary) return;
+        // Prepared for this job only: a strong level's tables for a large dictionary run to tens
+        // of MB, more than the child should keep for the few responses that miss the cache.
+        auto made = mc::PreparedDictionary::make(job.dictionary, job.level);
+        if (!made.is_ok()) return;
+        dictionary = std::move(made).value();
         p.dictionary = dictionary.get();
     }
     mc::MemStringSink sink(64 * 1024);

@@ -251,8 +251,7 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
         }
     }
     std::string encoded = mc::encode_dictionary_head(head);
-    if (const apr_status_t rv =
-            store_put(*sc, s, head_key(d.hash, origin), encoded, expiry, pool);
+    if (const apr_status_t rv = store_put(*sc, s, head_key(d.hash, origin), encoded, expiry, pool);
         rv != APR_SUCCESS) {
         store_failed(s, rv, "storing a dictionary");
     }
@@ -261,10 +260,9 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
 // Reads the head of `h` for `origin` from the store and, unless this child has them already, the
 // bytes, and checks them: the head for this hash and origin, every chunk, and the SHA-256 of
 // the bytes (the store is shared and often unauthenticated).
-std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(request_rec* r,
-                                                            const mc::DictionaryHash& h,
-                                                            const std::string& origin,
-                                                            std::shared_ptr<const mc::DictionaryBytes> have) {
+std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(
+    request_rec* r, const mc::DictionaryHash& h, const std::string& origin,
+    std::shared_ptr<const mc::DictionaryBytes> have) {
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return nullptr;
     std::vector<unsigned char> buf(mc::kDictionaryChunk + 1);
@@ -436,7 +434,10 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     if (r->status == HTTP_OK && length >= 0 && static_cast<std::size_t>(length) > max && !encoded) {
         return nullptr;
     }
-    if (encoded && !ours) return nullptr;
+    if (encoded &&
+        (!ours || r->finfo.filetype != APR_REG || static_cast<std::size_t>(r->finfo.size) > max)) {
+        return nullptr;
+    }
     const mc::DictionaryOffer offer{cfg.dictionary_match,
                                     cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
                                     cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};

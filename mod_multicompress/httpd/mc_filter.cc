@@ -42,6 +42,9 @@ struct FilterCtx {
 
     apr_bucket_brigade* bb;  ///< compressed output waiting to be passed
     BucketSink sink;
+    /// dcz: the dictionary params.dictionary points to, held for as long as the response runs
+    /// (declared before the encoder, which refers to it, so that it outlives it).
+    std::shared_ptr<const mc::PreparedDictionary> dictionary;
     std::unique_ptr<mc::Encoder> encoder;  ///< null on the one-shot path
     std::size_t chunk_size;
     mc::EncoderParams params;  ///< the coding and level of the decision
@@ -54,8 +57,6 @@ struct FilterCtx {
     mc::MemString cache_copy;   ///< the compressed body, for the cache (RequestState::fills_cache)
     GateSlot gate;              ///< held while a large whole body is compressed
     std::uint64_t cpu_ns = 0;   ///< thread CPU time spent in the library, for the counters
-    /// dcz: the dictionary params.dictionary points to, held for as long as the response runs.
-    std::shared_ptr<const mc::PreparedDictionary> dictionary;
 };
 
 // HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends

@@ -66,6 +66,13 @@ Alias /dc "@HTDOCS@/dict-cache"
     MultiCompressCache On
     MultiCompressUseAsDictionary "/dc/lib.*.js"
 </Directory>
+Alias /ds "@HTDOCS@/dict-static"
+<Directory "@HTDOCS@/dict-static">
+    Require all granted
+    AddOutputFilterByType MULTICOMPRESS application/javascript text/javascript
+    MultiCompressStatic On
+    MultiCompressUseAsDictionary "/ds/*"
+</Directory>
 <Location /mc-metrics>
     SetHandler multicompress-metrics
 </Location>
@@ -136,6 +143,13 @@ def populate(srv: HttpdServer) -> dict[str, bytes]:
     }
     for rel, data in files.items():
         (d / rel).write_bytes(data)
+    st = srv.htdocs / "dict-static"
+    st.mkdir(parents=True, exist_ok=True)
+    for v in (1, 2):
+        data = script(v, 40000)
+        (st / f"lib.{v}.js").write_bytes(data)
+        (st / f"lib.{v}.js.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress(data))
+        files[f"ds/lib.{v}.js"] = data
     c = srv.htdocs / "dict-cache"
     c.mkdir(parents=True, exist_ok=True)
     for v in (1, 2):
@@ -414,6 +428,19 @@ def test_mc_492_13_counters(srv):
     assert metric(srv, 'multicompress_responses_total{encoding="dcz",source="live"}') > live
     assert metric(srv, 'multicompress_dictionaries_total{event="unknown"}') > unknown
     assert metric(srv, 'multicompress_dictionaries_total{event="offered"}') > 0
+
+
+def test_mc_492_15_learned_from_a_sidecar(srv):
+    """A dictionary sent as its precompressed sidecar is learned from the file itself (the
+    bytes the browser decodes to), and used."""
+    v1, v2 = srv.files["ds/lib.1.js"], srv.files["ds/lib.2.js"]
+    r = request(srv.port, "/ds/lib.1.js", "zstd")
+    assert r.content_encoding == "zstd" and r.header("Use-As-Dictionary") == 'match="/ds/*"'
+    assert decode(r.body, "zstd") == v1
+    assert len(r.body) == (srv.htdocs / "dict-static" / "lib.1.js.zst").stat().st_size  # sidecar
+    got = dcz_get(srv, "/ds/lib.2.js", v1)
+    assert got.content_encoding == "dcz", got
+    assert dcz_decode(got.body, v1) == v2
 
 
 # ---- a fleet sharing memcached

@@ -202,8 +202,8 @@ int dcz_window_log(std::size_t dictionary_size, std::int64_t body_size, int leve
 }
 
 bool dcz_use_prefix(std::size_t dictionary_size, std::int64_t body_size, int level) {
-    const std::uint64_t body = body_size >= 0 ? static_cast<std::uint64_t>(body_size)
-                                              : dictionary_size;
+    const std::uint64_t body =
+        body_size >= 0 ? static_cast<std::uint64_t>(body_size) : dictionary_size;
     const std::uint64_t largest = std::max<std::uint64_t>(dictionary_size, body);
     int highbit = 0;
     while (highbit < 63 && (std::uint64_t{2} << highbit) <= largest) ++highbit;
@@ -218,7 +218,8 @@ Status setup_dcz(ZSTD_CCtx_s* cctx, const EncoderParams& p) {
     std::size_t rc = 0;
     if (dcz_use_prefix(d.size(), p.size_hint, p.level)) {
         rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
-        if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
+        if (!ZSTD_isError(rc))
+            rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
         if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_refPrefix(cctx, d.bytes().data(), d.bytes().size());
     } else {
         rc = ZSTD_CCtx_refCDict(cctx, d.cdict());
