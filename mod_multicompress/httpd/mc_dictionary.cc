@@ -10,10 +10,7 @@
 #include <http_request.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "mc/accept_encoding.h"
@@ -22,6 +19,7 @@
 #include "mc/headers.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_dictionary_store.h"
 #include "mc_log.h"
 #include "mc_pool.h"
 #include "mc_response.h"
@@ -66,243 +64,6 @@ bool enabled(const mc::Config& cfg, mc::Coding c) {
     return std::find(codings.begin(), codings.end(), c) != codings.end();
 }
 
-// ---- The child's cache -----------------------------------------------------------------------
-
-constexpr std::size_t kCacheBudget = 64 * 1024 * 1024;  // bytes and prepared tables, per child
-constexpr std::size_t kMaxFiles = 1024;
-// A dictionary this child stored is stored again after this long (an evicted entry comes back).
-constexpr apr_time_t kRestoreAfter = apr_time_from_sec(3600);
-constexpr apr_time_t kStoreLifetime = apr_time_from_sec(30 * 24 * 3600);
-
-std::string hash_key(const mc::DictionaryHash& h) {
-    return {reinterpret_cast<const char*>(h.data()), h.size()};
-}
-
-// The child's dictionaries: their bytes and prepared tables (bounded, least recently used
-// first), the origins each may be used on, when this child last stored each (origin, dictionary)
-// pair, and the hashes of static files it has learned.
-class DictionaryCache {
-public:
-    std::shared_ptr<const mc::DictionaryBytes> find(const mc::DictionaryHash& h) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = map_.find(hash_key(h));
-        if (it == map_.end()) return nullptr;
-        it->second.used = ++clock_;
-        return it->second.bytes;
-    }
-
-    // The bytes of `h` if they may be used on `origin` here.
-    std::shared_ptr<const mc::DictionaryBytes> find(const mc::DictionaryHash& h,
-                                                    const std::string& origin) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = map_.find(hash_key(h));
-        if (it == map_.end() || !it->second.origins.contains(origin)) return nullptr;
-        it->second.used = ++clock_;
-        return it->second.bytes;
-    }
-
-    // Keeps `d` and that it may be used on `origin`.
-    void put(std::shared_ptr<const mc::DictionaryBytes> d, const std::string& origin) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        Entry& e = map_[hash_key(d->hash)];
-        if (!e.bytes) {
-            e.bytes = std::move(d);
-            total_ += e.bytes->bytes.size();
-        }
-        e.origins.emplace(origin, 0);
-        e.used = ++clock_;
-        evict();
-    }
-
-    // Whether this child holds `h` for `origin` and stored it lately.
-    bool stored_recently(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        const apr_time_t* stored = stored_at(h, origin);
-        return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
-    }
-
-    // Whether the caller is to store `h` for `origin` now (not stored lately); if so, notes that
-    // it is.
-    bool claim_store(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        apr_time_t* stored = stored_at(h, origin);
-        if (stored == nullptr || (*stored != 0 && now - *stored < kRestoreAfter)) return false;
-        *stored = now;
-        return true;
-    }
-
-    std::shared_ptr<const mc::PreparedDictionary> prepared(
-        const std::shared_ptr<const mc::DictionaryBytes>& d, int level) {
-        {
-            const std::lock_guard<std::mutex> lock(mu_);
-            const auto it = map_.find(hash_key(d->hash));
-            if (it != map_.end()) {
-                it->second.used = ++clock_;
-                if (const auto p = it->second.prepared.find(level); p != it->second.prepared.end())
-                    return p->second;
-            }
-        }
-        // Made outside the lock: preparing a large dictionary at a high level takes a while.
-        auto made = mc::PreparedDictionary::make(d, level);
-        if (!made.is_ok()) return nullptr;
-        std::shared_ptr<const mc::PreparedDictionary> p = std::move(made).value();
-        const std::lock_guard<std::mutex> lock(mu_);
-        Entry& e = map_[hash_key(d->hash)];
-        if (!e.bytes) {
-            e.bytes = d;
-            total_ += d->bytes.size();
-        }
-        e.used = ++clock_;
-        const auto [it, inserted] = e.prepared.emplace(level, p);
-        if (!inserted) return it->second;  // another thread was first
-        total_ += p->footprint() - d->bytes.size();
-        evict();
-        return p;
-    }
-
-    std::optional<mc::DictionaryHash> file_hash(const std::string& file) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = files_.find(file);
-        if (it == files_.end()) return std::nullopt;
-        return it->second;
-    }
-
-    void remember_file(const std::string& file, const mc::DictionaryHash& h) {
-        const std::lock_guard<std::mutex> lock(mu_);
-        if (files_.size() >= kMaxFiles) files_.clear();
-        files_[file] = h;
-    }
-
-private:
-    struct Entry {
-        std::shared_ptr<const mc::DictionaryBytes> bytes;
-        std::map<int, std::shared_ptr<const mc::PreparedDictionary>> prepared;
-        std::map<std::string, apr_time_t> origins;  ///< where it may be used: when stored (0: not)
-        std::uint64_t used = 0;
-    };
-
-    apr_time_t* stored_at(const mc::DictionaryHash& h, const std::string& origin) {
-        const auto it = map_.find(hash_key(h));
-        if (it == map_.end()) return nullptr;
-        const auto o = it->second.origins.find(origin);
-        return o == it->second.origins.end() ? nullptr : &o->second;
-    }
-
-    static std::size_t footprint(const Entry& e) {
-        std::size_t n = e.bytes ? e.bytes->bytes.size() : 0;
-        for (const auto& [level, p] : e.prepared) n += p->footprint() - p->size();
-        return n;
-    }
-
-    // Least recently used first, keeping at least the newest; responses that hold a dictionary
-    // keep it alive (shared_ptr) until they end.
-    void evict() {
-        while (total_ > kCacheBudget && map_.size() > 1) {
-            auto oldest = map_.begin();
-            for (auto it = map_.begin(); it != map_.end(); ++it) {
-                if (it->second.used < oldest->second.used) oldest = it;
-            }
-            total_ -= std::min(total_, footprint(oldest->second));
-            map_.erase(oldest);
-        }
-    }
-
-    std::mutex mu_;
-    std::unordered_map<std::string, Entry> map_;
-    std::unordered_map<std::string, mc::DictionaryHash> files_;
-    std::size_t total_ = 0;
-    std::uint64_t clock_ = 0;
-};
-
-DictionaryCache& child_cache() {
-    static DictionaryCache cache;
-    return cache;
-}
-
-// ---- The store ------------------------------------------------------------------------------
-
-// The bytes are stored once per dictionary, in chunks; a head per (dictionary, origin) says
-// where it may be used (a dictionary offered on two hosts has two heads).
-std::string chunk_key(const mc::DictionaryHash& h, std::uint32_t i) {
-    return "mcd1-" + mc::hash_hex(h) + "-" + std::to_string(i);
-}
-std::string head_key(const mc::DictionaryHash& h, const std::string& origin) {
-    const mc::DictionaryHash o = mc::sha256(std::as_bytes(std::span(origin)));
-    return "mcd1-" + mc::hash_hex(h) + "@" + mc::hash_hex(o).substr(0, 16);
-}
-
-void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::string& origin,
-                      apr_pool_t* pool) {
-    const ServerConf* sc = usable_store(s);
-    if (sc == nullptr) return;
-    mc::DictionaryHead head;
-    head.hash = d.hash;
-    head.size = d.bytes.size();
-    head.origin = origin;
-    const apr_time_t expiry = apr_time_now() + kStoreLifetime;
-    // The chunks first: a head in the store means its chunks were written.
-    for (std::uint32_t i = 0; i < head.chunks(); ++i) {
-        const std::size_t off = std::size_t{i} * mc::kDictionaryChunk;
-        std::string chunk = d.bytes.substr(off, mc::kDictionaryChunk);
-        if (const apr_status_t rv = store_put(*sc, s, chunk_key(d.hash, i), chunk, expiry, pool);
-            rv != APR_SUCCESS) {
-            store_failed(s, rv, "storing a dictionary");
-            return;
-        }
-    }
-    std::string encoded = mc::encode_dictionary_head(head);
-    if (const apr_status_t rv = store_put(*sc, s, head_key(d.hash, origin), encoded, expiry, pool);
-        rv != APR_SUCCESS) {
-        store_failed(s, rv, "storing a dictionary");
-    }
-}
-
-// Reads the head of `h` for `origin` from the store and, unless this child has them already, the
-// bytes, and checks them: the head for this hash and origin, every chunk, and the SHA-256 of
-// the bytes (the store is shared and often unauthenticated).
-std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(
-    request_rec* r, const mc::DictionaryHash& h, const std::string& origin,
-    std::shared_ptr<const mc::DictionaryBytes> have) {
-    const ServerConf* sc = usable_store(r->server);
-    if (sc == nullptr) return nullptr;
-    std::vector<unsigned char> buf(mc::kDictionaryChunk + 1);
-    unsigned int len = static_cast<unsigned int>(buf.size());
-    const std::string hkey = head_key(h, origin);
-    apr_status_t rv = store_get(*sc, r->server, hkey, buf.data(), &len, r->pool);
-    if (APR_STATUS_IS_NOTFOUND(rv)) return nullptr;
-    if (rv != APR_SUCCESS && rv != APR_ENOSPC && rv != APR_ENOMEM) {
-        store_failed(r->server, rv, "a dictionary lookup");
-        return nullptr;
-    }
-    const auto head = rv == APR_SUCCESS
-                          ? mc::decode_dictionary_head(std::as_bytes(std::span(buf.data(), len)), h)
-                          : std::nullopt;
-    const auto reject = [&](const char* why) -> std::shared_ptr<const mc::DictionaryBytes> {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                      MC_LOGNO(00270) "dictionary %s in the store is not usable (%s): removed",
-                      mc::hash_hex(h).c_str(), why);
-        count(mc::metrics::Event::kCacheRejected);
-        store_remove(*sc, r->server, hkey, r->pool);
-        return nullptr;
-    };
-    if (!head || head->origin != origin) return reject("a bad head");
-    if (have) return have.get()->bytes.size() == head->size ? have : reject("another size");
-    auto d = std::make_shared<mc::DictionaryBytes>();
-    d->hash = h;
-    d->bytes.reserve(head->size);
-    for (std::uint32_t i = 0; i < head->chunks(); ++i) {
-        len = static_cast<unsigned int>(buf.size());
-        rv = store_get(*sc, r->server, chunk_key(h, i), buf.data(), &len, r->pool);
-        if (APR_STATUS_IS_NOTFOUND(rv)) return nullptr;  // evicted meanwhile: a miss
-        if (rv != APR_SUCCESS || len > mc::kDictionaryChunk) return reject("a bad chunk");
-        d->bytes.append(reinterpret_cast<const char*>(buf.data()), len);
-        if (d->bytes.size() > head->size) return reject("more bytes than its head says");
-    }
-    if (d->bytes.size() != head->size) return reject("fewer bytes than its head says");
-    if (mc::sha256(std::as_bytes(std::span(d->bytes))) != h) return reject("a hash mismatch");
-    return d;
-}
-
 // ---- Which dictionary a request may use -----------------------------------------------------
 
 // "scheme://host" of the request: a dictionary is used only where it was offered (RFC 9842
@@ -324,11 +85,9 @@ bool cross_origin_excluded(const request_rec* r) {
     return !mc::iequals(s, "same-origin") && !mc::iequals(s, "none");
 }
 
-using SharedBytes = std::shared_ptr<const mc::DictionaryBytes>;
-
-const SharedBytes* resolve(request_rec* r) {
+const SharedDictionary* resolve(request_rec* r) {
     RequestState* st = request_state(r, true);
-    if (st->dictionary_resolved) return static_cast<const SharedBytes*>(st->dictionary);
+    if (st->dictionary_resolved) return static_cast<const SharedDictionary*>(st->dictionary);
     st->dictionary_resolved = true;
     if (r->main != nullptr) return nullptr;
     const mc::Config& cfg = dir_config(r);
@@ -347,11 +106,11 @@ const SharedBytes* resolve(request_rec* r) {
     }
     if (cross_origin_excluded(r)) return nullptr;
     const std::string origin = origin_of(r);
-    SharedBytes d = child_cache().find(*hash, origin);
+    SharedDictionary d = child_dictionaries().find(*hash, origin);
     if (!d) {
         // Not offered on this origin by this child: the fleet's store may say it was.
-        d = fetch_dictionary(r, *hash, origin, child_cache().find(*hash));
-        if (d) child_cache().put(d, origin);
+        d = fetch_dictionary(r, *hash, origin, child_dictionaries().find(*hash));
+        if (d) child_dictionaries().put(d, origin);
     }
     if (!d) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "dictionary %s not held for %s",
@@ -359,7 +118,7 @@ const SharedBytes* resolve(request_rec* r) {
         count(mc::metrics::Event::kDictionaryUnknown);
         return nullptr;
     }
-    const auto* held = pool_new<SharedBytes>(r->pool, std::move(d));
+    const auto* held = pool_new<SharedDictionary>(r->pool, std::move(d));
     st->dictionary = held;
     return held;
 }
@@ -388,10 +147,10 @@ void learn(request_rec* r, const mc::DictionaryHash& hash, std::string&& bytes) 
     d->bytes = std::move(bytes);
     const std::string origin = origin_of(r);
     if (const std::string file = file_identity(r); !file.empty()) {
-        child_cache().remember_file(file, hash);
+        child_dictionaries().remember_file(file, hash);
     }
-    child_cache().put(d, origin);
-    if (!child_cache().claim_store(hash, origin, apr_time_now())) return;
+    child_dictionaries().put(d, origin);
+    if (!child_dictionaries().claim_store(hash, origin, apr_time_now())) return;
     store_dictionary(r->server, *d, origin, r->pool);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "dictionary %s learned (%" APR_SIZE_T_FMT " bytes)", mc::hash_hex(hash).c_str(),
@@ -447,8 +206,8 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     count(mc::metrics::Event::kDictionaryOffered);
     // Known already: nothing to capture.
     if (const std::string file = file_identity(r); !file.empty()) {
-        if (const auto h = child_cache().file_hash(file);
-            h && child_cache().stored_recently(*h, origin_of(r), apr_time_now())) {
+        if (const auto h = child_dictionaries().file_hash(file);
+            h && child_dictionaries().stored_recently(*h, origin_of(r), apr_time_now())) {
             return nullptr;
         }
     }
@@ -594,23 +353,24 @@ bool dictionary_may_apply(const request_rec* r) {
 }
 
 const mc::DictionaryBytes* request_dictionary(request_rec* r) {
-    const SharedBytes* d = resolve(r);
+    const SharedDictionary* d = resolve(r);
     return d != nullptr ? d->get() : nullptr;
 }
 
 std::shared_ptr<const mc::DictionaryBytes> request_dictionary_shared(request_rec* r) {
-    const SharedBytes* d = resolve(r);
+    const SharedDictionary* d = resolve(r);
     return d != nullptr ? *d : nullptr;
 }
 
-std::string dcz_etag_tag(request_rec* r) {
+std::string dcz_etag_tag(request_rec* r, mc::Coding coding) {
+    if (coding != mc::Coding::kDcz) return {};
     const mc::DictionaryBytes* d = request_dictionary(r);
     return d != nullptr ? mc::hash_hex(d->hash).substr(0, mc::kDczEtagTagSize) : std::string();
 }
 
 std::shared_ptr<const mc::PreparedDictionary> prepared_dictionary(
     const std::shared_ptr<const mc::DictionaryBytes>& dict, int level) {
-    return child_cache().prepared(dict, level);
+    return child_dictionaries().prepared(dict, level);
 }
 
 void insert_dictionary_filter(request_rec* r) noexcept {

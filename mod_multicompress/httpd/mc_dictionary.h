@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "mc/coding.h"
 #include "mc/dictionary.h"
 
 namespace mc::httpd {
@@ -31,8 +32,9 @@ bool dictionary_may_apply(const request_rec* r);
 const mc::DictionaryBytes* request_dictionary(request_rec* r);
 /// The shared bytes of request_dictionary(r) (the cache worker keeps them for an upgrade).
 std::shared_ptr<const mc::DictionaryBytes> request_dictionary_shared(request_rec* r);
-/// The first hex digits of request_dictionary(r)'s hash, for the dcz ETag ("" when none).
-std::string dcz_etag_tag(request_rec* r);
+/// For `coding` dcz: the first hex digits of request_dictionary(r)'s hash, which the dcz ETag
+/// carries; "" for every other coding or without a dictionary.
+std::string dcz_etag_tag(request_rec* r, mc::Coding coding);
 /// `dict` prepared for zstd at `level`, from the child's cache (made on first use).
 std::shared_ptr<const mc::PreparedDictionary> prepared_dictionary(
     const std::shared_ptr<const mc::DictionaryBytes>& dict, int level);

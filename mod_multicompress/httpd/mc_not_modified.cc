@@ -54,9 +54,8 @@ void not_modified_headers(ap_filter_t* f, mc::CodingSet codings) {
     const char* etag = apr_table_get(r->headers_out, "ETag");
     if (etag != nullptr && st->if_none_match != nullptr &&
         cfg.etag_value() == mc::ETagMode::kAddSuffix &&
-        !mc::etag_in_list(st->if_none_match,
-                          mc::alter_etag(etag, coding, cfg.etag_value(),
-                                         coding == mc::Coding::kDcz ? dcz_etag_tag(r) : "")) &&
+        !mc::etag_in_list(st->if_none_match, mc::alter_etag(etag, coding, cfg.etag_value(),
+                                                            dcz_etag_tag(r, coding))) &&
         mc::etag_in_list(st->if_none_match,
                          mc::alter_etag(etag, mc::Coding::kIdentity, cfg.etag_value()))) {
         coding = mc::Coding::kIdentity;
@@ -128,9 +127,8 @@ void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possi
     view.response_cache_control = "";
     view.env_gzip_only_text_html = false;
     const mc::Coding likely = mc::decide(view, cfg, possible).coding;
-    const std::string rewritten =
-        mc::rewrite_if_none_match(inm, mc::CodingSet{mc::Coding::kIdentity, likely},
-                                  likely == mc::Coding::kDcz ? dcz_etag_tag(r) : "");
+    const std::string rewritten = mc::rewrite_if_none_match(
+        inm, mc::CodingSet{mc::Coding::kIdentity, likely}, dcz_etag_tag(r, likely));
     if (rewritten == inm) return;
     if (rewritten.empty()) {
         apr_table_unset(r->headers_in, "If-None-Match");

@@ -92,9 +92,12 @@ void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
             return;
         }
     }
-    const std::string altered =
-        mc::alter_etag(etag, coding, mode, coding == mc::Coding::kDcz ? dcz_etag_tag(r) : "");
-    if (altered != etag) apr_table_set(r->headers_out, "ETag", altered.c_str());
+    const std::string altered = mc::alter_etag(etag, coding, mode, dcz_etag_tag(r, coding));
+    if (altered.empty()) {
+        apr_table_unset(r->headers_out, "ETag");  // no validator for this representation
+    } else if (altered != etag) {
+        apr_table_set(r->headers_out, "ETag", altered.c_str());
+    }
 }
 
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg) {
