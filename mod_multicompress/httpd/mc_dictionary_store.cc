@@ -65,9 +65,10 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
 // Reads the head of `h` for `origin` from the store and, unless this child has them already, the
 // bytes, and checks them: the head for this hash and origin, every chunk, and the SHA-256 of
 // the bytes (the store is shared and often unauthenticated).
-std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(
-    request_rec* r, const mc::DictionaryHash& h, const std::string& origin,
-    std::shared_ptr<const mc::DictionaryBytes> have) {
+std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(request_rec* r,
+                                                            const mc::DictionaryHash& h,
+                                                            const std::string& origin,
+                                                            const SharedDictionary& have) {
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return nullptr;
     std::vector<unsigned char> buf(mc::kDictionaryChunk + 1);
@@ -91,7 +92,7 @@ std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(
         return nullptr;
     };
     if (!head || head->origin != origin) return reject("a bad head");
-    if (have) return have.get()->bytes.size() == head->size ? have : reject("another size");
+    if (have) return have->bytes.size() == head->size ? have : reject("another size");
     auto d = std::make_shared<mc::DictionaryBytes>();
     d->hash = h;
     d->bytes.reserve(head->size);

@@ -179,6 +179,6 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
 /// holds the bytes already) its chunks, checked against the hash. A bad entry is logged, counted
 /// and removed; nullptr for it and for a miss.
 SharedDictionary fetch_dictionary(request_rec* r, const mc::DictionaryHash& h,
-                                  const std::string& origin, SharedDictionary have);
+                                  const std::string& origin, const SharedDictionary& have);
 
 }  // namespace mc::httpd
