@@ -104,8 +104,11 @@ def main() -> int:
     try:
         docroot = tmp / "htdocs"
         docroot.mkdir()
-        for f in {*files, "small.html"}:
-            shutil.copy(STATIC / f, docroot / f)
+        # A name is a test document; a path (e.g. bench/run's corpus) is copied under its name.
+        shutil.copy(STATIC / "small.html", docroot / "small.html")
+        for f in files:
+            shutil.copy(Path(f) if "/" in f else STATIC / f, docroot / Path(f).name)
+        files = [Path(f).name for f in files]
         ports = dict(zip(codings, servers.free_ports(len(codings))))
         srv = servers.Apache("multicompress", str(tmp / "srv"), str(docroot), ports,
                              module_path=args.module)

@@ -264,7 +264,9 @@ def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, enc
         "# mod_multicompress side-by-side benchmark", "",
         f"Command: `{meta['command']}` ({meta['mode']}, {meta['date']}, {meta['elapsed_s']:.0f} s)."
         f" Host: {meta['host']}.", "",
-        f"Load: `wrk -t{meta['wrk_threads']} -c{meta['connections']} -d{meta['duration']}s`, "
+        f"Load: `wrk -t{meta['wrk_threads']} -c{meta['connections']} "
+        f"-d{meta.get('round_s', meta['duration'])}s`, {meta.get('rounds', 1)} run(s) per server "
+        "and case in alternating server order (forward, reverse, ...; a row sums them), "
         "keep-alive, one `Accept-Encoding` value per run. Servers and wrk share the machine; "
         "CPU is the servers' own (utime+stime of all their processes from /proc).", "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", "",

@@ -251,6 +251,10 @@ class Bench:
         self.args = args
         self.quick = args.mode == "quick"
         self.duration = args.duration or (1 if self.quick else 3)
+        # Seconds per server and case, split into rounds in alternating order (measure_group):
+        # --full 3 runs of 1 s, --quick 1 of 1 s.
+        self.rounds = args.rounds or (1 if self.quick else 3)
+        self.round_s = max(1, round(self.duration / self.rounds))
         self.once_duration = args.duration or ONCE_DURATION[args.mode]
         self.failures: list[str] = []
         self.warnings: list[str] = []
@@ -442,46 +446,70 @@ class Bench:
         w = self.run_wrk(port, path, coding, conns, duration)
         return w, srv.cpu_seconds() - cpu0
 
-    def measure(self, file: str, coding: str, level: int, server: str) -> dict:
-        case = {"file": file, "coding": coding, "level": level, "server": server}
-        body = self.verify(server, file, coding, level)
-        case["body_bytes"] = body
-        if body is None:
-            return case
-        srv = self.servers[server]
-        port, path = self.url(server, file, coding, level)
-        # br 10-11 and zstd 16+ take ~0.2 s of CPU per 88 KB: with 8 connections sharing 2
-        # cores few requests would complete in a short run.
-        slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16)
-        conns = min(2, self.args.connections) if slow else self.args.connections
-        w, cpu = self.load(srv, port, path, coding, conns)
-        rss, anon = srv.rss_bytes()
-        reqs = w["requests"]
-        secs = w["duration_us"] / 1e6
-        case.update({
-            "requests": reqs,
-            "connections": conns,
-            "seconds": secs,
-            "server_rss_after": rss,
-            "server_anon_rss_after": anon,
-            "server_cpu_s": cpu,
-            "req_per_s": reqs / secs if secs else None,
-            "cpu_us_per_req": cpu / reqs * 1e6 if reqs else None,
-            "req_per_cpu_s": reqs / cpu if cpu > 0 else None,
-            "wrk_bytes_per_req": w["bytes"] / reqs if reqs else None,
-            "latency_p50_us": w["lat_p50_us"],
-            "latency_p99_us": w["lat_p99_us"],
-            "errors": {k: w[k] for k in ("connect", "read", "write", "status", "timeout")},
-        })
-        what = f"{server} {file} {coding}-{level}"
-        if reqs == 0:   # a timing outcome (e.g. a loaded machine), not a failure
-            self.warnings.append(f"{what}: no request completed in {self.duration} s")
-        if w["status"]:
-            self.failures.append(f"{what}: {w['status']} non-2xx/3xx responses under load")
-        socket_errs = sum(w[k] for k in ("connect", "read", "write", "timeout"))
-        if socket_errs:
-            self.warnings.append(f"{what}: wrk socket errors {case['errors']}")
-        return case
+    def measure_group(self, group: list[tuple[str, str, int, str]]) -> list[dict]:
+        """The servers of one (file, coding, level), measured in self.rounds rounds of
+        self.round_s seconds each, in alternating order (forward, reverse, ...), so a load that
+        drifts during the runs (a shared machine) weighs on every server alike; each case sums
+        its rounds."""
+        cases, active = [], []
+        for file, coding, level, server in group:
+            case = {"file": file, "coding": coding, "level": level, "server": server}
+            case["body_bytes"] = self.verify(server, file, coding, level)
+            cases.append(case)
+            if case["body_bytes"] is not None:
+                active.append(case)
+        tally = {id(c): {"requests": 0, "seconds": 0.0, "bytes": 0, "cpu": 0.0, "p50": [],
+                         "p99": [], "errors": dict.fromkeys(
+                             ("connect", "read", "write", "status", "timeout"), 0)}
+                 for c in active}
+        for r in range(self.rounds):
+            for case in active if r % 2 == 0 else active[::-1]:
+                coding, level = case["coding"], case["level"]
+                srv = self.servers[case["server"]]
+                port, path = self.url(case["server"], case["file"], coding, level)
+                # br 10-11 and zstd 16+ take ~0.2 s of CPU per 88 KB: with 8 connections
+                # sharing 2 cores few requests would complete in a short run.
+                slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16)
+                case["connections"] = min(2, self.args.connections) if slow \
+                    else self.args.connections
+                w, cpu = self.load(srv, port, path, coding, case["connections"], self.round_s)
+                t = tally[id(case)]
+                t["requests"] += w["requests"]
+                t["seconds"] += w["duration_us"] / 1e6
+                t["bytes"] += w["bytes"]
+                t["cpu"] += cpu
+                t["p50"].append(w["lat_p50_us"])
+                t["p99"].append(w["lat_p99_us"])
+                for k in t["errors"]:
+                    t["errors"][k] += w[k]
+        for case in active:
+            t = tally[id(case)]
+            rss, anon = self.servers[case["server"]].rss_bytes()
+            reqs, secs, cpu = t["requests"], t["seconds"], t["cpu"]
+            case.update({
+                "requests": reqs,
+                "rounds": self.rounds,
+                "seconds": secs,
+                "server_rss_after": rss,
+                "server_anon_rss_after": anon,
+                "server_cpu_s": cpu,
+                "req_per_s": reqs / secs if secs else None,
+                "cpu_us_per_req": cpu / reqs * 1e6 if reqs else None,
+                "req_per_cpu_s": reqs / cpu if cpu > 0 else None,
+                "wrk_bytes_per_req": t["bytes"] / reqs if reqs else None,
+                "latency_p50_us": sorted(t["p50"])[len(t["p50"]) // 2],
+                "latency_p99_us": max(t["p99"]),
+                "errors": t["errors"],
+            })
+            what = f"{case['server']} {case['file']} {case['coding']}-{case['level']}"
+            if reqs == 0:   # a timing outcome (e.g. a loaded machine), not a failure
+                self.warnings.append(f"{what}: no request completed in {secs:.0f} s")
+            if t["errors"]["status"]:
+                self.failures.append(
+                    f"{what}: {t['errors']['status']} non-2xx/3xx responses under load")
+            if sum(t["errors"][k] for k in ("connect", "read", "write", "timeout")):
+                self.warnings.append(f"{what}: wrk socket errors {case['errors']}")
+        return cases
 
     # --- compress once (issue 6) -----------------------------------------------------------
     def once_plan(self, have_ours: bool) -> list[tuple[str, str]]:
@@ -876,14 +904,20 @@ class Bench:
         if self.failures:
             log(f"{len(self.failures)} failed checks; see results.md")
 
-        log(f"{len(runs)} wrk runs of {self.duration} s")
-        for i, (f, coding, level, s) in enumerate(runs, 1):
-            case = self.measure(f, coding, level, s)
-            self.cases.append(case)
-            log(f"[{i}/{len(runs)}] {f:26} {report.variant(case):9} {s:18} "
-                f"{report._f(case.get('req_per_s')):>7} req/s "
-                f"{report._f(case.get('cpu_us_per_req'), '{:.1f}'):>8} µs CPU/req "
-                f"{report._f(case.get('body_bytes')):>8} B")
+        groups: dict[tuple, list] = {}
+        for run in runs:
+            groups.setdefault(run[:3], []).append(run)
+        log(f"{len(runs)} cases, each {self.rounds} wrk run(s) of {self.round_s} s in "
+            "alternating order")
+        i = 0
+        for group in groups.values():
+            for case in self.measure_group(group):
+                i += 1
+                self.cases.append(case)
+                log(f"[{i}/{len(runs)}] {case['file']:26} {report.variant(case):9} "
+                    f"{case['server']:18} {report._f(case.get('req_per_s')):>7} req/s "
+                    f"{report._f(case.get('cpu_us_per_req'), '{:.1f}'):>8} µs CPU/req "
+                    f"{report._f(case.get('body_bytes')):>8} B")
 
         if once_plan:
             self.run_once(once_plan, docroot)
@@ -935,6 +969,8 @@ class Bench:
             "host": host(),
             "versions": versions(),
             "duration": self.duration,
+            "rounds": self.rounds,
+            "round_s": self.round_s,
             "connections": args.connections,
             "wrk_threads": args.wrk_threads,
             "rss_file": f"{RSS_FILE} = {' + '.join(RSS_PARTS)}",
@@ -995,6 +1031,9 @@ def main() -> int:
                       help="every file, more levels, 3 s runs (~15 min)")
     p.add_argument("--duration", type=int,
                    help="seconds per wrk run (default 1 quick, 3 full; compress once: 1, 2)")
+    p.add_argument("--rounds", type=int,
+                   help="wrk runs per server and case, in alternating server order, that share "
+                        "--duration (default 1 quick, 3 full)")
     p.add_argument("--connections", type=int, default=8, help="wrk connections (default 8)")
     p.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     p.add_argument("--slow-connections", type=int, default=256,
