@@ -225,10 +225,14 @@ apr_status_t capture(ap_filter_t* f, LearnCtx* ctx, apr_bucket_brigade* bb) {
     for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
          e = APR_BUCKET_NEXT(e)) {
         if (APR_BUCKET_IS_EOS(e)) {
-            if (ctx->capturing) learn(f->r, ctx->sha.finish(), std::move(ctx->bytes));
+            // Only a whole body: not one cut short by the client or by a backend's error.
+            if (ctx->capturing && f->c->aborted == 0) {
+                learn(f->r, ctx->sha.finish(), std::move(ctx->bytes));
+            }
             ctx->capturing = false;
             break;
         }
+        if (AP_BUCKET_IS_ERROR(e)) ctx->capturing = false;
         if (APR_BUCKET_IS_METADATA(e) || !ctx->capturing) continue;
         const char* data = nullptr;
         apr_size_t len = 0;
