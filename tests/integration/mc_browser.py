@@ -54,7 +54,7 @@ def require_browser(env: McEnv) -> None:
 
 
 def output_dir(env: McEnv, name: str) -> Path:
-    """<build>/tests/integration/browser-output/<name>/, emptied: one test's screenshots and
+    """<build>/tests/integration/gen/browser-output/<name>/, emptied: one test's screenshots and
     report. Only this subdirectory is removed, never another test's."""
     out = env.gen_dir.parent / "browser-output" / name
     shutil.rmtree(out, ignore_errors=True)

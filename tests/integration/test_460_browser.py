@@ -7,7 +7,7 @@ CSS and JS must reach Chromium as zstd by default, br in br-only/ and gzip in gz
 Chromium reports them and as the server logged them), an event stream read with fetch() must
 deliver its first event seconds before its end, and a page sent in parts must be painted
 before its last part arrives. Screenshots and the report go to
-<build>/tests/integration/browser-output/pages/.
+<build>/tests/integration/gen/browser-output/pages/.
 
 The browser runs once (module fixture); the tests check its JSON report.
 Needs: chromium (Debian package), node + npm; `npm ci` runs in tests/browser when its

@@ -15,7 +15,7 @@ driven by playwright-core (tests/browser/dictionary_check.mjs), in one profile:
 The same over plain HTTP on http://localhost:PORT (a secure context for Chromium), same
 profile, with scripts of its own (other bytes under the same URLs, mod_rewrite by Host); then
 http://127.0.0.1:PORT, whose scripts are the HTTPS host's files (test_mc_495_04). Screenshots
-of each v2 go to <build>/tests/integration/browser-output/dictionary/.
+of each v2 go to <build>/tests/integration/gen/browser-output/dictionary/.
 
 Chromium keeps a dictionary only from a response with a freshness lifetime (Cache-Control here),
 and only after the response is complete (it is there some 20 ms later; the probe waits up
