@@ -128,3 +128,14 @@ def run_script(env: McEnv, script: str, args: list[str], out: Path, profile: Pat
     report["_stderr"] = stderr
     report["_left_over"] = left
     return report
+
+
+def check_ran(report: dict) -> None:
+    """The run as such: no error, node's exit status 0, a Chromium answered, no browser
+    process outlived it, nothing unexpected in the server's error_log (`_log_problems`)."""
+    assert "error" not in report, report["error"]
+    assert report["_rc"] == 0, report["_stderr"][-3000:]
+    assert report["chromiumVersion"].startswith(("Chrome/", "HeadlessChrome/")), report
+    assert not report["_left_over"], \
+        f"browser processes left after the run: {report['_left_over']}"
+    assert not report["_log_problems"], report["_log_problems"]
