@@ -7,69 +7,18 @@
 //        [--pages /,/br-only/,/gzip-only/] [--stream /cgi-bin/stream] \
 //        [--progressive /cgi-bin/progressive] [--chromium /usr/bin/chromium] [--profile DIR]
 //
-// Never downloads a browser: it runs the executable given by --chromium (default
-// /usr/bin/chromium, Debian's package) with a fresh profile (--user-data-dir): DIR, which must
-// not exist yet, or a new temporary directory; removed at the end either way.
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Never downloads a browser; the profile (--user-data-dir) is fresh and removed at the end
+// (chromium.mjs).
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { parseOptions, runChromium, track } from './chromium.mjs';
 
-const { values: opt } = parseArgs({
-  options: {
-    base: { type: 'string' },
-    out: { type: 'string' },
-    pages: { type: 'string', default: '/,/br-only/,/gzip-only/' },
-    stream: { type: 'string', default: '' },
-    progressive: { type: 'string', default: '' },
-    chromium: { type: 'string', default: '/usr/bin/chromium' },
-    profile: { type: 'string', default: '' },
-    timeout: { type: 'string', default: '20000' },
-  },
+const opt = parseOptions('browser_check.mjs', {
+  pages: { type: 'string', default: '/,/br-only/,/gzip-only/' },
+  stream: { type: 'string', default: '' },
+  progressive: { type: 'string', default: '' },
 });
-if (!opt.base || !opt.out) {
-  console.error('usage: node browser_check.mjs --base https://HOST:PORT --out DIR [...]');
-  process.exit(2);
-}
 const timeout = Number(opt.timeout);
-mkdirSync(opt.out, { recursive: true });
-
-const ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
-
-// What Chromium saw of one response (headers as delivered to the renderer, plus what the
-// request carried on the wire).
-async function describe(resp) {
-  const req = resp.request();
-  let headers = {};
-  let reqHeaders = {};
-  try { headers = await resp.allHeaders(); } catch (e) { headers = resp.headers(); }
-  try { reqHeaders = await req.allHeaders(); } catch (e) { reqHeaders = req.headers(); }
-  return {
-    url: resp.url(),
-    path: new URL(resp.url()).pathname,
-    status: resp.status(),
-    type: req.resourceType(),
-    contentEncoding: headers['content-encoding'] ?? null,
-    contentType: headers['content-type'] ?? null,
-    vary: headers['vary'] ?? null,
-    acceptEncoding: reqHeaders['accept-encoding'] ?? null,
-  };
-}
-
-function track(page) {
-  const pending = [];
-  page.on('response', (resp) => { pending.push(describe(resp)); });
-  return async () => Promise.all(pending);
-}
 
 async function checkPage(context, path) {
   const url = new URL(path, opt.base).href;
@@ -203,30 +152,10 @@ async function checkProgressive(context, path) {
   return result;
 }
 
-async function main() {
-  let profile = opt.profile;
-  if (profile) {
-    mkdirSync(profile, { recursive: false });  // fails if it exists: the profile must be fresh
-  } else {
-    profile = mkdtempSync(join(tmpdir(), 'mc-chromium-'));
-  }
-  const out = { base: opt.base, profile, args: ARGS, pages: [] };
-  let context = null;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: opt.chromium,
-      headless: true,
-      ignoreHTTPSErrors: true,
-      args: ARGS,
-      viewport: { width: 1000, height: 800 },
-      timeout,
-    });
-    const first = context.pages()[0] || await context.newPage();
-    const cdp = await context.newCDPSession(first);
-    const v = await cdp.send('Browser.getVersion');
-    out.chromiumVersion = v.product;
-    out.userAgent = v.userAgent;
-    await cdp.detach();
+runChromium(opt, {
+  fields: { pages: [] },
+  launch: { ignoreHTTPSErrors: true, viewport: { width: 1000, height: 800 } },
+  body: async (context, out) => {
     for (const p of opt.pages.split(',').filter(Boolean)) {
       out.pages.push(await checkPage(context, p));
     }
@@ -237,22 +166,5 @@ async function main() {
     ]);
     if (stream) out.stream = stream;
     if (progressive) out.progressive = progressive;
-  } catch (e) {
-    out.error = String(e && e.stack || e);
-  } finally {
-    if (context) await context.close().catch(() => {});
-    try {
-      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-    } catch (e) {
-      out.warning = `profile not removed: ${e}`;
-    }
-  }
-  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
-  return out.error ? 1 : 0;
-}
-
-// Playwright closes the browser itself on SIGINT/SIGTERM/SIGHUP (its handleSIG* defaults).
-main().then((code) => process.exit(code), (e) => {
-  console.error(e);
-  process.exit(1);
+  },
 });

@@ -15,68 +15,32 @@
 // had an error, so neither --ignore-certificate-errors nor playwright's ignoreHTTPSErrors.
 // Never downloads a browser; the profile (--user-data-dir) is fresh and removed at the end.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { allHeaders, describeResponse, parseOptions, runChromium, track } from './chromium.mjs';
 
-const { values: opt } = parseArgs({
-  options: {
-    base: { type: 'string' },
-    out: { type: 'string' },
-    home: { type: 'string', default: '' },
-    dir: { type: 'string', default: '/dict/' },
-    chromium: { type: 'string', default: '/usr/bin/chromium' },
-    profile: { type: 'string', default: '' },
-    timeout: { type: 'string', default: '20000' },
-    'poll-ms': { type: 'string', default: '15000' },
-  },
+const opt = parseOptions('dictionary_check.mjs', {
+  home: { type: 'string', default: '' },
+  dir: { type: 'string', default: '/dict/' },
+  'poll-ms': { type: 'string', default: '15000' },
 });
-if (!opt.base || !opt.out) {
-  console.error('usage: node dictionary_check.mjs --base https://HOST:PORT --out DIR [...]');
-  process.exit(2);
-}
 const timeout = Number(opt.timeout);
-mkdirSync(opt.out, { recursive: true });
-
-const ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-gpu',
-  '--disable-quic',
-];
 
 const sha256 = (buf) => createHash('sha256').update(buf).digest('base64');
 
-// One response as Chromium saw it: the headers delivered to the renderer, the request headers
-// as sent on the wire (Available-Dictionary and Accept-Encoding are added by the network
-// service, after the renderer), and for scripts the decoded body's SHA-256.
+// One response as Chromium saw it (chromium.mjs), plus its validators and dictionary headers,
+// the request's Available-Dictionary, Dictionary-ID and Sec-Fetch-Dest as sent on the wire
+// (Available-Dictionary and Accept-Encoding are added by the network service, after the
+// renderer), and for scripts the decoded body's SHA-256.
 async function describe(resp) {
-  const req = resp.request();
-  let headers = {};
-  let reqHeaders = {};
-  try { headers = await resp.allHeaders(); } catch (e) { headers = resp.headers(); }
-  try { reqHeaders = await req.allHeaders(); } catch (e) { reqHeaders = req.headers(); }
-  const out = {
-    url: resp.url(),
-    path: new URL(resp.url()).pathname,
-    status: resp.status(),
-    type: req.resourceType(),
-    contentEncoding: headers['content-encoding'] ?? null,
-    contentType: headers['content-type'] ?? null,
-    vary: headers['vary'] ?? null,
+  const { record: out, headers, reqHeaders } = await describeResponse(resp);
+  Object.assign(out, {
     etag: headers['etag'] ?? null,
     useAsDictionary: headers['use-as-dictionary'] ?? null,
     cacheControl: headers['cache-control'] ?? null,
-    acceptEncoding: reqHeaders['accept-encoding'] ?? null,
     availableDictionary: reqHeaders['available-dictionary'] ?? null,
     dictionaryId: reqHeaders['dictionary-id'] ?? null,
     secFetchDest: reqHeaders['sec-fetch-dest'] ?? null,
-  };
+  });
   if (out.type === 'script' && out.status === 200) {
     try {
       const body = await resp.body();
@@ -87,12 +51,6 @@ async function describe(resp) {
     }
   }
   return out;
-}
-
-function track(page) {
-  const pending = [];
-  page.on('response', (resp) => { pending.push(describe(resp)); });
-  return async () => Promise.all(pending);
 }
 
 // What the page itself reports: its script's marker and checksum, Resource Timing.
@@ -143,8 +101,7 @@ async function waitForDictionary(page, dir) {
       document.head.append(s);
     }), path);
     const req = await reqP;
-    let h = {};
-    try { h = await req.allHeaders(); } catch (e) { h = req.headers(); }
+    const h = await allHeaders(req);
     const probe = {
       path, t: Date.now() - t0,
       availableDictionary: h['available-dictionary'] ?? null,
@@ -164,8 +121,7 @@ async function fetchProbe(page, dir) {
   const reqP = page.waitForRequest((r) => new URL(r.url()).pathname === path, { timeout });
   const status = await page.evaluate((u) => fetch(u).then((r) => r.status, (e) => String(e)), path);
   const req = await reqP;
-  let h = {};
-  try { h = await req.allHeaders(); } catch (e) { h = req.headers(); }
+  const h = await allHeaders(req);
   return {
     path, status,
     availableDictionary: h['available-dictionary'] ?? null,
@@ -178,7 +134,7 @@ async function runOrigin(context, base, label) {
   const dir = opt.dir;
   const result = { base, label, v1: {}, v2: {} };
   const page = await context.newPage();
-  const responses = track(page);
+  const responses = track(page, describe);
   try {
     result.v1.url = new URL(`${dir}v1.html`, base).href;
     await loadPage(page, result.v1.url, 'v1', result.v1);
@@ -192,7 +148,7 @@ async function runOrigin(context, base, label) {
   }
   if (result.error) return result;
   const page2 = await context.newPage();
-  const responses2 = track(page2);
+  const responses2 = track(page2, describe);
   result.v2.screenshot = join(opt.out, `dictionary-${label}-v2.png`);
   try {
     result.v2.url = new URL(`${dir}v2.html`, base).href;
@@ -207,52 +163,18 @@ async function runOrigin(context, base, label) {
   return result;
 }
 
-async function main() {
-  let profile = opt.profile;
-  if (profile) {
-    mkdirSync(profile, { recursive: false });  // fails if it exists: the profile must be fresh
-  } else {
-    profile = mkdtempSync(join(tmpdir(), 'mc-chromium-'));
-  }
-  const out = { base: opt.base, profile, home: opt.home, args: ARGS, origins: [] };
-  let context = null;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: opt.chromium,
-      headless: true,
-      ignoreHTTPSErrors: false,
-      args: ARGS,
-      env: opt.home ? { ...process.env, HOME: opt.home } : process.env,
-      viewport: { width: 900, height: 600 },
-      timeout,
-    });
-    const first = context.pages()[0] || await context.newPage();
-    const cdp = await context.newCDPSession(first);
-    const v = await cdp.send('Browser.getVersion');
-    out.chromiumVersion = v.product;
-    out.userAgent = v.userAgent;
-    await cdp.detach();
+runChromium(opt, {
+  fields: { home: opt.home, origins: [] },
+  launch: {
+    ignoreHTTPSErrors: false,
+    env: opt.home ? { ...process.env, HOME: opt.home } : process.env,
+    viewport: { width: 900, height: 600 },
+  },
+  body: async (context, out) => {
     for (const item of opt.base.split(',').filter(Boolean)) {
       const m = /^([A-Za-z0-9_-]+)=(.*)$/.exec(item);
       const [label, base] = m ? [m[1], m[2]] : [new URL(item).protocol.replace(':', ''), item];
       out.origins.push(await runOrigin(context, base, label));
     }
-  } catch (e) {
-    out.error = String(e && e.stack || e);
-  } finally {
-    if (context) await context.close().catch(() => {});
-    try {
-      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-    } catch (e) {
-      out.warning = `profile not removed: ${e}`;
-    }
-  }
-  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
-  return out.error ? 1 : 0;
-}
-
-// Playwright closes the browser itself on SIGINT/SIGTERM/SIGHUP (its handleSIG* defaults).
-main().then((code) => process.exit(code), (e) => {
-  console.error(e);
-  process.exit(1);
+  },
 });

@@ -6,131 +6,42 @@ The page must render (the DOM marker app.js sets, a computed style from style.cs
 CSS and JS must reach Chromium as zstd by default, br in br-only/ and gzip in gzip-only/ (as
 Chromium reports them and as the server logged them), an event stream read with fetch() must
 deliver its first event seconds before its end, and a page sent in parts must be painted
-before its last part arrives. Screenshots go to <build>/tests/integration/browser-output/.
+before its last part arrives. Screenshots and the report go to
+<build>/tests/integration/gen/browser-output/pages/.
 
 The browser runs once (module fixture); the tests check its JSON report.
 Needs: chromium (Debian package), node + npm; `npm ci` runs in tests/browser when its
-node_modules is missing. MC_CHROMIUM overrides /usr/bin/chromium.
+node_modules is missing (mc_browser.py). MC_CHROMIUM overrides /usr/bin/chromium.
 """
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from mc_env import LogCheck, wait_gone
-from mc_tls import TlsServer, repo_root
+from mc_browser import check_ran, output_dir, require_browser, run_script
+from mc_env import LogCheck
+from mc_tls import TlsServer
 
-CHROMIUM = os.environ.get("MC_CHROMIUM", "/usr/bin/chromium")
 PAGES = {"/": "zstd", "/br-only/": "br", "/gzip-only/": "gzip"}
 ACCENT = "rgb(0, 102, 204)"  # style.css: --accent, the h1's color
 STREAM = "/cgi-bin/stream"            # conf/demo: 10 events, 0.5 s apart
 PROGRESSIVE = "/cgi-bin/progressive"  # conf/demo: 3 parts, 1.5 s apart
 
 
-def browser_dir(env) -> Path:
-    return repo_root(env) / "tests" / "browser"
-
-
-def ensure_node_modules(env) -> None:
-    """`npm ci` from the committed package-lock.json when node_modules is missing (never a
-    browser download: playwright-core has no install script, and it is told to skip)."""
-    d = browser_dir(env)
-    if (d / "node_modules" / "playwright-core" / "package.json").exists():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm not installed (apt-get install nodejs npm)", pytrace=False)
-    p = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=d, capture_output=True,
-                       text=True, timeout=600, check=False,
-                       env={**os.environ, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"})
-    if p.returncode != 0:
-        pytest.fail(f"npm ci in {d} failed:\n{p.stdout}\n{p.stderr}", pytrace=False)
-
-
-def processes_using(marker: str) -> list[int]:
-    """PIDs whose command line contains `marker` (our unique profile directory)."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    pids.append(int(d))
-        except OSError:
-            continue
-    return pids
-
-
-def run_browser(env, srv: TlsServer, out: Path, profile: Path, timeout: float = 150) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node not installed (apt-get install nodejs npm)", pytrace=False)
-    cmd = [node, str(browser_dir(env) / "browser_check.mjs"),
-           "--base", srv.https_url("/"), "--out", str(out), "--profile", str(profile),
-           "--chromium", CHROMIUM, "--pages", ",".join(PAGES),
-           "--stream", STREAM, "--progressive", PROGRESSIVE]
-    proc = subprocess.Popen(cmd, cwd=browser_dir(env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)  # playwright closes the browser on SIGTERM
-        try:
-            stdout, stderr = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-        pytest.fail(f"browser run exceeded {timeout}s:\n{stdout[-3000:]}\n{stderr[-3000:]}",
-                    pytrace=False)
-    finally:
-        if proc.poll() is None:  # e.g. Ctrl-C in communicate()
-            proc.kill()
-            proc.wait()
-        # No browser may outlive the run: whatever still uses our profile is ours.
-        left = processes_using(str(profile))
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        wait_gone(left, timeout=5)
-        shutil.rmtree(profile, ignore_errors=True)
-    (out / "report.json").write_text(stdout)
-    (out / "node-stderr.txt").write_text(stderr)
-    try:
-        report = json.loads(stdout)
-    except ValueError:
-        pytest.fail(f"no JSON from {' '.join(cmd)} (rc={proc.returncode}):\n{stdout[-3000:]}\n"
-                    f"{stderr[-3000:]}", pytrace=False)
-    report["_rc"] = proc.returncode
-    report["_stderr"] = stderr
-    report["_left_over"] = left
-    return report
-
-
 @pytest.fixture(scope="module")
 def run(env, tmp_path_factory):
-    if os.environ.get("MC_SKIP_BROWSER") == "1":
-        pytest.skip("MC_SKIP_BROWSER=1")
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} not found (apt-get install chromium)", pytrace=False)
-    ensure_node_modules(env)
-    out = env.gen_dir.parent / "browser-output"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    require_browser(env)
+    out = output_dir(env, "pages")
     profile = tmp_path_factory.mktemp("chromium") / "profile"
     srv = TlsServer(env, "browser")
     try:
         srv.start()
-        report = run_browser(env, srv, out, profile)
+        report = run_script(env, "browser_check.mjs",
+                            ["--base", srv.https_url("/"), "--pages", ",".join(PAGES),
+                             "--stream", STREAM, "--progressive", PROGRESSIVE],
+                            out, profile)
     finally:
         srv.stop()
     print(f"\nbrowser screenshots and report: {out}")
@@ -150,11 +61,7 @@ def page_report(run: dict, path: str) -> dict:
 
 
 def test_mc_460_01_browser_ran(run):
-    assert "error" not in run, run["error"]
-    assert run["_rc"] == 0, run["_stderr"][-3000:]
-    assert run["chromiumVersion"].startswith(("Chrome/", "HeadlessChrome/")), run
-    assert not run["_left_over"], f"browser processes left after the run: {run['_left_over']}"
-    assert not run["_log_problems"], run["_log_problems"]
+    check_ran(run)
 
 
 @pytest.mark.parametrize("path", PAGES)

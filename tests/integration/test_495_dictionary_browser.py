@@ -15,7 +15,7 @@ driven by playwright-core (tests/browser/dictionary_check.mjs), in one profile:
 The same over plain HTTP on http://localhost:PORT (a secure context for Chromium), same
 profile, with scripts of its own (other bytes under the same URLs, mod_rewrite by Host); then
 http://127.0.0.1:PORT, whose scripts are the HTTPS host's files (test_mc_495_04). Screenshots
-of each v2 go to <build>/tests/integration/browser-output/dictionary/.
+of each v2 go to <build>/tests/integration/gen/browser-output/dictionary/.
 
 Chromium keeps a dictionary only from a response with a freshness lifetime (Cache-Control here),
 and only after the response is complete (it is there some 20 ms later; the probe waits up
@@ -29,20 +29,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from mc_env import LogCheck, wait_gone
+from mc_browser import check_ran, output_dir, require_browser, run_script
+from mc_env import LogCheck
 from mc_tls import TlsServer
-from test_460_browser import CHROMIUM, browser_dir, ensure_node_modules, processes_using
 
 CERTUTIL = "certutil"
 
@@ -191,66 +189,11 @@ def write_scripts(srv: TlsServer) -> dict[str, dict[int, bytes]]:
     return scripts
 
 
-def run_browser(env, srv: TlsServer, bases: dict[str, str], out: Path, profile: Path, home: Path,
-                timeout: float = 150) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node not installed (apt-get install nodejs npm)", pytrace=False)
-    cmd = [node, str(browser_dir(env) / "dictionary_check.mjs"),
-           "--base", ",".join(f"{k}={v}" for k, v in bases.items()),
-           "--out", str(out), "--profile", str(profile), "--home", str(home),
-           "--chromium", CHROMIUM]
-    proc = subprocess.Popen(cmd, cwd=browser_dir(env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    left: list[int] = []
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)  # playwright closes the browser on SIGTERM
-        try:
-            stdout, stderr = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-        pytest.fail(f"browser run exceeded {timeout}s:\n{stdout[-3000:]}\n{stderr[-3000:]}",
-                    pytrace=False)
-    finally:
-        if proc.poll() is None:  # e.g. Ctrl-C in communicate()
-            proc.kill()
-            proc.wait()
-        # No browser may outlive the run: whatever still uses our profile is ours.
-        left = processes_using(str(profile))
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        wait_gone(left, timeout=5)
-        shutil.rmtree(profile, ignore_errors=True)
-    (out / "report.json").write_text(stdout)
-    (out / "node-stderr.txt").write_text(stderr)
-    try:
-        report = json.loads(stdout)
-    except ValueError:
-        pytest.fail(f"no JSON from {' '.join(cmd)} (rc={proc.returncode}):\n{stdout[-3000:]}\n"
-                    f"{stderr[-3000:]}", pytrace=False)
-    report["_rc"] = proc.returncode
-    report["_stderr"] = stderr
-    report["_left_over"] = left
-    return report
-
-
 def browse(env, tmp: Path, name: str, **server_kw) -> dict:
     """Starts the server, runs the browser over HTTPS and http://localhost, stops everything;
     the report plus the server's dict_log and error_log problems."""
-    if os.environ.get("MC_SKIP_BROWSER") == "1":
-        pytest.skip("MC_SKIP_BROWSER=1")
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} not found (apt-get install chromium)", pytrace=False)
-    ensure_node_modules(env)
-    out = env.gen_dir.parent / "browser-output" / name  # next to test_460's
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    require_browser(env)
+    out = output_dir(env, name)
     srv = dict_server(env, name, **server_kw)
     try:
         srv.start()
@@ -260,7 +203,10 @@ def browse(env, tmp: Path, name: str, **server_kw) -> dict:
         bases = {label: (srv.https_url("/") if label == "https"
                          else f"http://{host}:{srv.port}/")
                  for label, (_, host, _, _) in ORIGINS.items()}
-        report = run_browser(env, srv, bases, out, tmp / "profile", home)
+        report = run_script(env, "dictionary_check.mjs",
+                            ["--base", ",".join(f"{k}={v}" for k, v in bases.items()),
+                             "--home", str(home)],
+                            out, tmp / "profile")
         # httpd logs a request after its response: the browser may be done first
         n = len(ORIGINS)
         srv.wait_access([rf'(?s)(/dict/app\.v2\.js .*){{{n}}}'])
@@ -318,11 +264,7 @@ def log_line(run: dict, label: str, path: str) -> re.Match:
 
 
 def test_mc_495_01_browser_ran(run):
-    assert "error" not in run, run["error"]
-    assert run["_rc"] == 0, run["_stderr"][-3000:]
-    assert run["chromiumVersion"].startswith(("Chrome/", "HeadlessChrome/")), run
-    assert not run["_left_over"], f"browser processes left after the run: {run['_left_over']}"
-    assert not run["_log_problems"], run["_log_problems"]
+    check_ran(run)
     assert [o["label"] for o in run["origins"]] == list(ORIGINS), run["origins"]
     # the origins' scripts differ where they should
     assert run["_scripts"][""][1] != run["_scripts"]["localhost"][1]
