@@ -961,6 +961,8 @@ class Bench:
                 self.warnings.append(f"{self.once_server.label} error log: {line.strip()}")
 
         report.add_ratios(self.cases)
+        report.add_limits(self.cases, self.encoders)
+        sizes = {r["name"]: r["size"] for r in records}
         meta = {
             "command": "bench/run " + " ".join(sys.argv[1:]),
             "mode": args.mode,
@@ -988,7 +990,7 @@ class Bench:
                       f, indent=1)
         with open(os.path.join(args.out, "results.md"), "w") as f:
             f.write(report.markdown(meta, self.cases, self.rss, self.idle_rss, self.encoders,
-                                    files, MID, SMALL, self.once))
+                                    files, MID, SMALL, self.once, sizes))
         try:
             report.chart(self.cases, files, os.path.join(args.out, "chart.png"),
                          f"requests per server CPU-second ({args.mode}, {meta['date']})")
@@ -996,7 +998,7 @@ class Bench:
             self.warnings.append(f"chart not written: {e}")
         if not self.quick and args.out == os.path.join(HERE, "results") and not self.failures:
             report.update_readme(os.path.join(HERE, "README.md"), meta, self.cases, self.rss,
-                                 MID, SMALL, self.once)
+                                 MID, SMALL, self.once, sizes)
         log(f"wrote {args.out}/results.md, results.json, chart.png, corpus.md "
             f"in {time.monotonic() - t_start:.0f} s")
         for line in self.failures:
