@@ -187,7 +187,7 @@ def versions() -> dict[str, str]:
     }
 
 
-def host() -> str:
+def host(load_start: float) -> str:
     model = "?"
     try:
         with open("/proc/cpuinfo") as f:
@@ -198,7 +198,8 @@ def host() -> str:
     except OSError:
         pass
     return (f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
-            f"load average at start {os.getloadavg()[0]:.2f}")
+            f"1-minute load average {load_start:.2f} at the start, "
+            f"{os.getloadavg()[0]:.2f} at the end")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -842,6 +843,7 @@ class Bench:
     # --- main ------------------------------------------------------------------------------
     def run(self) -> int:
         t_start = time.monotonic()
+        load_start = os.getloadavg()[0]   # before the bench's own load
         args = self.args
         if not args.skip_apt:
             ensure_deps()
@@ -968,7 +970,7 @@ class Bench:
             "mode": args.mode,
             "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "elapsed_s": time.monotonic() - t_start,
-            "host": host(),
+            "host": host(load_start),
             "versions": versions(),
             "duration": self.duration,
             "rounds": self.rounds,
