@@ -187,7 +187,7 @@ def versions() -> dict[str, str]:
     }
 
 
-def host() -> str:
+def host(load_start: float) -> str:
     model = "?"
     try:
         with open("/proc/cpuinfo") as f:
@@ -198,7 +198,8 @@ def host() -> str:
     except OSError:
         pass
     return (f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
-            f"load average at start {os.getloadavg()[0]:.2f}")
+            f"1-minute load average {load_start:.2f} at the start, "
+            f"{os.getloadavg()[0]:.2f} at the end")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -842,6 +843,7 @@ class Bench:
     # --- main ------------------------------------------------------------------------------
     def run(self) -> int:
         t_start = time.monotonic()
+        load_start = os.getloadavg()[0]   # before the bench's own load
         args = self.args
         if not args.skip_apt:
             ensure_deps()
@@ -961,12 +963,14 @@ class Bench:
                 self.warnings.append(f"{self.once_server.label} error log: {line.strip()}")
 
         report.add_ratios(self.cases)
+        report.add_limits(self.cases, self.encoders)
+        sizes = {r["name"]: r["size"] for r in records}
         meta = {
             "command": "bench/run " + " ".join(sys.argv[1:]),
             "mode": args.mode,
             "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "elapsed_s": time.monotonic() - t_start,
-            "host": host(),
+            "host": host(load_start),
             "versions": versions(),
             "duration": self.duration,
             "rounds": self.rounds,
@@ -988,7 +992,7 @@ class Bench:
                       f, indent=1)
         with open(os.path.join(args.out, "results.md"), "w") as f:
             f.write(report.markdown(meta, self.cases, self.rss, self.idle_rss, self.encoders,
-                                    files, MID, SMALL, self.once))
+                                    files, MID, SMALL, self.once, sizes))
         try:
             report.chart(self.cases, files, os.path.join(args.out, "chart.png"),
                          f"requests per server CPU-second ({args.mode}, {meta['date']})")
@@ -996,7 +1000,7 @@ class Bench:
             self.warnings.append(f"chart not written: {e}")
         if not self.quick and args.out == os.path.join(HERE, "results") and not self.failures:
             report.update_readme(os.path.join(HERE, "README.md"), meta, self.cases, self.rss,
-                                 MID, SMALL, self.once)
+                                 MID, SMALL, self.once, sizes)
         log(f"wrote {args.out}/results.md, results.json, chart.png, corpus.md "
             f"in {time.monotonic() - t_start:.0f} s")
         for line in self.failures:
