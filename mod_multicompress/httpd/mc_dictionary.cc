@@ -106,11 +106,16 @@ const SharedDictionary* resolve(request_rec* r) {
     }
     if (cross_origin_excluded(r)) return nullptr;
     const std::string origin = origin_of(r);
-    SharedDictionary d = child_dictionaries().find(*hash, origin);
-    if (!d) {
+    DictionaryCache& cache = child_dictionaries();
+    SharedDictionary d = cache.find(*hash, origin);
+    if (!d && !cache.missed_lately(*hash, origin, r->request_time)) {
         // Not offered on this origin by this child: the fleet's store may say it was.
-        d = fetch_dictionary(r, *hash, origin, child_dictionaries().find(*hash));
-        if (d) child_dictionaries().put(d, origin);
+        d = fetch_dictionary(r, *hash, origin, cache.find(*hash));
+        if (d) {
+            cache.put(d, origin);
+        } else {
+            cache.note_miss(*hash, origin, r->request_time);
+        }
     }
     if (!d) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "dictionary %s not held for %s",

@@ -33,6 +33,11 @@ public:
     static constexpr apr_time_t kRestoreAfter = apr_time_from_sec(3600);
     /// How long the store keeps a dictionary.
     static constexpr apr_time_t kStoreLifetime = apr_time_from_sec(30 * 24 * 3600);
+    /// How long a dictionary the store did not have is not asked for again (a request that names
+    /// random hashes costs the store nothing more; one learned by another server of a fleet is
+    /// used here this much later at most).
+    static constexpr apr_time_t kMissMemory = apr_time_from_sec(10);
+    static constexpr std::size_t kMaxMisses = 4096;
 
     std::shared_ptr<const mc::DictionaryBytes> find(const mc::DictionaryHash& h) {
         const std::lock_guard<std::mutex> lock(mu_);
@@ -62,7 +67,21 @@ public:
         }
         e.origins.emplace(origin, 0);
         e.used = ++clock_;
+        misses_.erase(hash_key(e.bytes->hash) + origin);
         evict();
+    }
+
+    // Whether the store lately had no dictionary `h` for `origin`.
+    bool missed_lately(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = misses_.find(hash_key(h) + origin);
+        return it != misses_.end() && now - it->second < kMissMemory;
+    }
+
+    void note_miss(const mc::DictionaryHash& h, const std::string& origin, apr_time_t now) {
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (misses_.size() >= kMaxMisses) misses_.clear();
+        misses_[hash_key(h) + origin] = now;
     }
 
     // Whether this child holds `h` for `origin` and stored it lately.
@@ -165,6 +184,7 @@ private:
     std::mutex mu_;
     std::unordered_map<std::string, Entry> map_;
     std::unordered_map<std::string, mc::DictionaryHash> files_;
+    std::unordered_map<std::string, apr_time_t> misses_;  ///< hash + origin: when
     std::size_t total_ = 0;
     std::uint64_t clock_ = 0;
 };

@@ -499,6 +499,25 @@ def test_mc_492_14_evicted_from_the_store(fleet):
     assert decode(r.body, "zstd") == b.files["app.v2.js"]
 
 
+def memcache_gets(store) -> int:
+    for line in memcache_cmd(store.port, b"stats\r\n").decode().splitlines():
+        if line.startswith("STAT cmd_get "):
+            return int(line.split()[2])
+    raise AssertionError("no cmd_get in memcached's stats")
+
+
+def test_mc_492_16_unknown_hashes_spare_the_store(fleet):
+    """A client that names a dictionary nobody offered, again and again: the store is asked
+    once per child, not once per request (misses are remembered for a few seconds)."""
+    store, (_, b) = fleet
+    before = memcache_gets(store)
+    for _ in range(12):
+        r = dcz_get(b, "/d/app.v2.js", b"never offered anywhere", host="miss.fleet.test")
+        assert r.status == 200 and r.content_encoding == "zstd"
+    asked = memcache_gets(store) - before
+    assert 1 <= asked <= len(b.child_pids()), (asked, b.child_pids())
+
+
 def memcache_cmd(port: int, line: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
         c.sendall(line)
