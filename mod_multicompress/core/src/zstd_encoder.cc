@@ -5,7 +5,6 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include <algorithm>
 #include <array>
 
 #include "encoders.h"
@@ -55,11 +54,11 @@ public:
 
     Status write(std::span<const std::byte> in, Flush flush, Sink& out) override {
         if (finished_) return {Code::kInvalidArgument, "zstd: write after finish"};
-        if (!header_.empty()) {
+        if (header_pending_) {
             // dcz: the skippable frame with the dictionary's hash goes first (RFC 9842 §4).
-            if (Status st = write_all(header_, out); !st.is_ok()) return st;
+            if (Status st = out.append(header_); !st.is_ok()) return st;
             out_ += header_.size();
-            header_ = {};
+            header_pending_ = false;
         }
         if (in.empty() && flush == Flush::kNone) return Status::ok();
         const ZSTD_EndDirective mode = flush == Flush::kFinish ? ZSTD_e_end
@@ -92,27 +91,16 @@ private:
     Status init_dcz(const EncoderParams& p) {
         if (p.dictionary == nullptr) return {Code::kInvalidArgument, "dcz: no dictionary"};
         coding_ = Coding::kDcz;
-        header_bytes_ = dcz_header(p.dictionary->hash());
-        header_ = header_bytes_;
+        header_ = dcz_header(p.dictionary->hash());
+        header_pending_ = true;
         return setup_dcz(cctx_.get(), p);
-    }
-
-    static Status write_all(std::span<const std::byte> bytes, Sink& out) {
-        while (!bytes.empty()) {
-            const std::span<std::byte> space = out.reserve();
-            const std::size_t n = std::min(space.size(), bytes.size());
-            std::copy_n(bytes.data(), n, space.data());
-            if (Status st = out.commit(n); !st.is_ok()) return st;
-            bytes = bytes.subspan(n);
-        }
-        return Status::ok();
     }
 
     std::unique_ptr<ZSTD_CCtx, ZstdCCtxDeleter> cctx_;
     bool finished_ = false;
     Coding coding_ = Coding::kZstd;
-    std::array<std::byte, kDczHeaderSize> header_bytes_{};
-    std::span<const std::byte> header_;  ///< what of the dcz header is still to be written
+    std::array<std::byte, kDczHeaderSize> header_{};  ///< dcz: the frame header with the hash
+    bool header_pending_ = false;                     ///< dcz: the header is still to be written
 };
 
 }  // namespace
