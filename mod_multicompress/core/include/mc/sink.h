@@ -2,9 +2,11 @@
 // Where encoders write: a sink that lends its own memory, so output is never copied twice.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "mc/alloc.h"
 #include "mc/status.h"
@@ -25,34 +27,33 @@ public:
     Status append(std::span<const std::byte> data);
 };
 
-/// A sink that collects everything into a string (tests, tools, the cache).
-class StringSink final : public Sink {
+/// A sink that collects everything into a string type `Str` (std::string or mc::MemString).
+template <class Str>
+class BasicStringSink final : public Sink {
 public:
-    explicit StringSink(std::size_t chunk = 16384) : chunk_(chunk) {}
-    std::span<std::byte> reserve() override;
-    Status commit(std::size_t used) override;
-    [[nodiscard]] const std::string& data() const { return out_; }
-    std::string take() { return std::move(out_); }
+    explicit BasicStringSink(std::size_t chunk = 16384) : chunk_(chunk) {}
+    std::span<std::byte> reserve() override {
+        reserved_at_ = out_.size();
+        out_.resize(reserved_at_ + chunk_);
+        return {reinterpret_cast<std::byte*>(out_.data() + reserved_at_), chunk_};
+    }
+    Status commit(std::size_t used) override {
+        out_.resize(reserved_at_ + std::min(used, chunk_));
+        return Status::ok();
+    }
+    [[nodiscard]] const Str& data() const { return out_; }
+    Str take() { return std::move(out_); }
     void clear() { out_.clear(); }
 
 private:
-    std::string out_;
+    Str out_;
     std::size_t chunk_;
     std::size_t reserved_at_ = 0;
 };
 
-/// StringSink over mc::MemString: for output of body size kept in the server (the cache).
-class MemStringSink final : public Sink {
-public:
-    explicit MemStringSink(std::size_t chunk = 16384) : chunk_(chunk) {}
-    std::span<std::byte> reserve() override;
-    Status commit(std::size_t used) override;
-    [[nodiscard]] const MemString& data() const { return out_; }
-
-private:
-    MemString out_;
-    std::size_t chunk_;
-    std::size_t reserved_at_ = 0;
-};
+/// Everything into a std::string (tests, tools).
+using StringSink = BasicStringSink<std::string>;
+/// Everything into an mc::MemString: for output of body size kept in the server (the cache).
+using MemStringSink = BasicStringSink<MemString>;
 
 }  // namespace mc
