@@ -183,12 +183,9 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     const mc::Config& cfg = dir_config(r);
     if (r->status != HTTP_OK && r->status != HTTP_NOT_MODIFIED) return nullptr;
     const auto max = static_cast<std::size_t>(cfg.dictionary_max_size_value());
-    apr_off_t length = -1;
-    if (const char* cl = apr_table_get(r->headers_out, "Content-Length")) {
-        if (apr_strtoff(&length, cl, nullptr, 10) != APR_SUCCESS) length = -1;
-    }
     bool plain = false;
-    if (const apr_off_t whole = whole_body_length(bb, plain); whole >= 0) length = whole;
+    const apr_off_t whole = whole_body_length(bb, plain);
+    const apr_off_t length = whole >= 0 ? whole : content_length_of(r);
     const bool encoded = !mc::is_identity_encoding(content_encoding_of(r));
     const char* source = apr_table_get(r->subprocess_env, "MULTICOMPRESS_SOURCE");
     const bool ours = source != nullptr && (std::string_view(source) == "sidecar" ||

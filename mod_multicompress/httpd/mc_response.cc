@@ -113,6 +113,12 @@ void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config&
     alter_etag(r, coding, cfg.etag_value());
 }
 
+apr_off_t content_length_of(const request_rec* r) {
+    const char* cl = apr_table_get(r->headers_out, "Content-Length");
+    apr_off_t n = 0;
+    return cl != nullptr && apr_strtoff(&n, cl, nullptr, 10) == APR_SUCCESS && n >= 0 ? n : -1;
+}
+
 mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
                          apr_off_t whole_length) {
     mc::ResponseView v;
@@ -134,13 +140,7 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     }
     v.request_cache_control = rcc != nullptr ? rcc : "";
     v.response_cache_control = scc != nullptr ? scc : "";
-    v.body_length = whole_length;
-    if (v.body_length < 0) {
-        if (const char* cl = apr_table_get(r->headers_out, "Content-Length")) {
-            apr_off_t n = 0;
-            if (apr_strtoff(&n, cl, nullptr, 10) == APR_SUCCESS && n >= 0) v.body_length = n;
-        }
-    }
+    v.body_length = whole_length >= 0 ? whole_length : content_length_of(r);
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     v.accept_encoding_present = ae != nullptr;
     v.accept_encoding = ae != nullptr ? ae : "";

@@ -27,6 +27,8 @@ std::string content_encoding_of(const request_rec* r);
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode);
 /// Content-Encoding set; Content-Length and digests removed; ETag altered.
 void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config& cfg);
+/// The response's Content-Length header, or -1 when it has none or it is not a length.
+apr_off_t content_length_of(const request_rec* r);
 /// The view mc::decide() reads. `whole_length` is the body length when known from the body
 /// itself (else -1: Content-Length is used).
 mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
