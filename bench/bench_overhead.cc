@@ -178,6 +178,21 @@ int ngx_brotli_lgwin(std::size_t content_length) {
     return static_cast<int>(wbits);
 }
 
+// The filter's one-shot path (mc::OneShotCompressor, one instance reused, as a pool slot is).
+Variant oneshot_variant(mc::Coding coding, int level) {
+    auto shared = std::make_shared<mc::OneShotCompressor>();
+    auto out = std::make_shared<std::vector<std::byte>>();
+    return {"oneshot", [coding, level, shared, out](const std::string& in, std::string* keep) {
+                const mc::EncoderParams p = filter_params(coding, level, in.size());
+                out->resize(mc::OneShotCompressor::bound(p.coding, in.size()));
+                auto r = shared->compress(p, bytes_of(in), *out);
+                if (!r.is_ok()) die(r.status().reason());
+                if (keep != nullptr)
+                    keep->assign(reinterpret_cast<const char*>(out->data()), r.value());
+                return r.value();
+            }};
+}
+
 std::vector<Variant> brotli_variants(int q) {
     std::vector<Variant> v;
     v.push_back({"filter", [q](const std::string& in, std::string* keep) {
@@ -189,18 +204,7 @@ std::vector<Variant> brotli_variants(int q) {
                                        keep);
                  }});
     if (mc::OneShotCompressor::supports(mc::Coding::kBrotli)) {
-        auto shared = std::make_shared<mc::OneShotCompressor>();
-        auto out = std::make_shared<std::vector<std::byte>>();
-        v.push_back({"oneshot", [q, shared, out](const std::string& in, std::string* keep) {
-                         const mc::EncoderParams p =
-                             filter_params(mc::Coding::kBrotli, q, in.size());
-                         out->resize(mc::OneShotCompressor::bound(p.coding, in.size()));
-                         auto r = shared->compress(p, bytes_of(in), *out);
-                         if (!r.is_ok()) die(r.status().reason());
-                         if (keep != nullptr)
-                             keep->assign(reinterpret_cast<const char*>(out->data()), r.value());
-                         return r.value();
-                     }});
+        v.push_back(oneshot_variant(mc::Coding::kBrotli, q));
     }
     for (const bool ours : {true, false}) {
         v.push_back(
@@ -351,20 +355,7 @@ std::size_t deflate_raw_gzip(const std::string& in, int level, int wbits, int me
 
 std::vector<Variant> gzip_variants(int level) {
     std::vector<Variant> v;
-    {
-        auto shared = std::make_shared<mc::OneShotCompressor>();
-        auto out = std::make_shared<std::vector<std::byte>>();
-        v.push_back({"oneshot", [level, shared, out](const std::string& in, std::string* keep) {
-                         const mc::EncoderParams p =
-                             filter_params(mc::Coding::kGzip, level, in.size());
-                         out->resize(mc::OneShotCompressor::bound(p.coding, in.size()));
-                         auto r = shared->compress(p, bytes_of(in), *out);
-                         if (!r.is_ok()) die(r.status().reason());
-                         if (keep != nullptr)
-                             keep->assign(reinterpret_cast<const char*>(out->data()), r.value());
-                         return r.value();
-                     }});
-    }
+    v.push_back(oneshot_variant(mc::Coding::kGzip, level));
     v.push_back({"filter-stream", [level](const std::string& in, std::string* keep) {
                      return run_filter(filter_params(mc::Coding::kGzip, level, in.size()), in,
                                        in.size(), keep);
