@@ -16,11 +16,13 @@
 
 #include "mc/cache_entry.h"
 #include "mc/config.h"
+#include "mc/params.h"
 #include "mc_cache_worker.h"
 #include "mc_dictionary.h"
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_log.h"
+#include "mc_shared.h"
 #include "mc_socache.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -35,8 +37,7 @@ constexpr apr_time_t kExpiry = apr_time_from_sec(30 * 24 * 3600);
 // A bad entry is logged once per kind and process in kBadEntryQuiet, with how many more of that
 // kind were seen in between: a store full of garbage must not fill the log.
 constexpr apr_time_t kBadEntryQuiet = apr_time_from_sec(300);
-constexpr std::size_t kEntryErrorKinds =
-    static_cast<std::size_t>(mc::EntryError::kIdentityMismatch) + 1;
+constexpr std::size_t kEntryErrorKinds = static_cast<std::size_t>(mc::EntryError::kUndecodable) + 1;
 std::array<std::atomic<apr_time_t>, kEntryErrorKinds> g_bad_logged{};
 std::array<std::atomic<unsigned>, kEntryErrorKinds> g_bad_unlogged{};
 
@@ -73,6 +74,15 @@ mc::EntryIdentity identity_of(const std::string& key, mc::Coding coding, const F
     return id;
 }
 
+// The largest window a client decodes for `coding` (RFC 9659: zstd 8 MiB; RFC 9842: dcz after
+// its dictionary); 0 for codings without windows to check.
+std::uint64_t client_max_window(request_rec* r, mc::Coding coding) {
+    if (coding == mc::Coding::kZstd) return std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    if (coding != mc::Coding::kDcz) return 0;
+    const mc::DictionaryBytes* dict = request_dictionary(r);
+    return dict != nullptr ? std::uint64_t{1} << mc::dcz_max_window_log(dict->bytes.size()) : 0;
+}
+
 FileIdentity file_of(const request_rec* r) {
     return {r->finfo.size, r->finfo.mtime, r->finfo.inode};
 }
@@ -104,11 +114,14 @@ void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key
 
 std::string cache_key(request_rec* r, mc::Coding coding) {
     const mc::DictionaryBytes* dict = coding == mc::Coding::kDcz ? request_dictionary(r) : nullptr;
+    // Bound to the virtual host: an entry is never served for another one (with the same
+    // ServerName and port, the servers of a fleet share it).
     const char* identity = apr_psprintf(
-        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s", r->filename,
+        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s|@%s", r->filename,
         r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
         static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data(),
-        dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "");
+        dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "",
+        server_identity(r).c_str());
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     apr_sha1_init(&sha);
@@ -153,9 +166,10 @@ Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, C
     }
     // The store is shared and often unauthenticated: nothing of the value is used before it is
     // known to be whole, intact and made from this version of this file.
-    const mc::ParsedEntry e =
-        mc::parse_entry(std::string_view(reinterpret_cast<const char*>(buf), len),
-                        identity_of(key, coding, file_of(r)), cache_secret());
+    mc::EntryIdentity expected = identity_of(key, coding, file_of(r));
+    expected.max_window = client_max_window(r, coding);
+    const mc::ParsedEntry e = mc::parse_entry(
+        std::string_view(reinterpret_cast<const char*>(buf), len), expected, cache_secret());
     if (!e.ok()) {
         drop_bad_entry(r, *sc, key, e);
         return Lookup::kMiss;

@@ -198,6 +198,13 @@ const char* set_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) no
     });
 }
 
+const char* set_inflate_window(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&] {
+        return size_into(cmd, arg, mc::kMinInflateWindow, mc::kMaxInflateWindow,
+                         cfg_of(mconfig).inflate_window);
+    });
+}
+
 // mod_deflate: 0 means "as LimitRequestBody" (kInflateLimitAsRequestBody), not unlimited.
 const char* deflate_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
     return guarded(cmd, [&]() -> const char* {
@@ -381,6 +388,8 @@ const command_rec kCommands[] = {
      "Compress (default) or Identity: no compression for credentialed cross-site requests"},
     {"MultiCompressInflateLimit", fn(set_inflate_limit), nullptr, kWhere, TAKE1,
      "Most bytes an inflated request body may reach (0: unlimited)"},
+    {"MultiCompressInflateWindow", fn(set_inflate_window), nullptr, kWhere, TAKE1,
+     "Largest br or zstd window a request body may need (default 1M, 32K-16M)"},
     {"MultiCompressInflateRatio", fn(set_inflate_ratio), nullptr, kWhere, TAKE12,
      "Most output/input ratio while inflating, and how many times it may be exceeded"},
     {"MultiCompressStatic", fn(set_static), nullptr, kWhere, FLAG,

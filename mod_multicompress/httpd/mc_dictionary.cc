@@ -21,9 +21,11 @@
 #include "mc_counters.h"
 #include "mc_dictionary_store.h"
 #include "mc_log.h"
+#include "mc_lookahead.h"
 #include "mc_pool.h"
 #include "mc_response.h"
 #include "mc_request_state.h"
+#include "mc_shared.h"
 #include "mc_socache.h"
 #include "mc_whole_body.h"
 
@@ -66,12 +68,11 @@ bool enabled(const mc::Config& cfg, mc::Coding c) {
 
 // ---- Which dictionary a request may use -----------------------------------------------------
 
-// "scheme://host" of the request: a dictionary is used only where it was offered (RFC 9842
-// §2.1.1 keeps a dictionary to its origin; the port is left out so that a fleet behind one name
-// shares its dictionaries whatever port each server listens on).
+// A dictionary is used only where it was offered (RFC 9842 §2.1.1 keeps a dictionary to its
+// origin): the virtual host as configured, never the Host header alone, so another site of the
+// server (or one that answers any Host) neither feeds nor uses it.
 std::string origin_of(const request_rec* r) {
-    const char* host = r->hostname != nullptr ? r->hostname : r->server->server_hostname;
-    return std::string(ap_http_scheme(r)) + "://" + mc::lowercase(host != nullptr ? host : "");
+    return server_identity(r);
 }
 
 // RFC 9842 §7 (security): browsers use no dictionary for cross-origin no-cors requests, whose
@@ -139,9 +140,10 @@ struct LearnCtx {
 
 ap_filter_rec_t* g_learn_filter = nullptr;
 
-// A static file's version, for remembering its hash.
-std::string file_identity(const request_rec* r) {
-    if (r->finfo.filetype != APR_REG || r->filename == nullptr) return {};
+// A static file's version, for remembering its hash: only when the response is the file (a
+// script's file is not its response; every distinct body of a handler is its own version).
+std::string file_identity(request_rec* r) {
+    if (!response_is_the_file(r)) return {};
     return apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu", r->filename,
                         r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode));
 }
@@ -177,6 +179,33 @@ bool learn_from_file(request_rec* r, std::size_t max) {
     return true;
 }
 
+// RFC 9842 §9: a dictionary must not reveal private content, since any client can test a guess
+// of it by naming its hash. Not one marked private or no-store, or that sets a cookie (also as
+// mod_headers will leave it); and one answering a request with credentials only when it says it
+// is for everyone (RFC 9111 §3.5: Cache-Control: public lets a shared cache keep it).
+bool for_everyone(ap_filter_t* f) {
+    request_rec* r = f->r;
+    const LateHeaders h = headers_when_sent(f);
+    const auto says = [&](const char* token) {
+        return table_has_token(h.out, "Cache-Control", token) ||
+               table_has_token(h.err, "Cache-Control", token);
+    };
+    const char* why = nullptr;
+    if (says("private") || says("no-store")) {
+        why = "Cache-Control: private or no-store";
+    } else if (apr_table_get(h.out, "Set-Cookie") != nullptr ||
+               apr_table_get(h.err, "Set-Cookie") != nullptr) {
+        why = "a Set-Cookie";
+    } else if ((apr_table_get(r->headers_in, "Cookie") != nullptr ||
+                apr_table_get(r->headers_in, "Authorization") != nullptr || r->user != nullptr) &&
+               !says("public")) {
+        why = "a request with credentials (no Cache-Control: public)";
+    }
+    if (why == nullptr) return true;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not offered as a dictionary: %s", why);
+    return false;
+}
+
 // First call: the header, and whether to capture the body.
 LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     request_rec* r = f->r;
@@ -199,6 +228,7 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
         (!ours || r->finfo.filetype != APR_REG || static_cast<std::size_t>(r->finfo.size) > max)) {
         return nullptr;
     }
+    if (!for_everyone(f)) return nullptr;
     const mc::DictionaryOffer offer{cfg.dictionary_match,
                                     cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
                                     cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};

@@ -29,6 +29,7 @@
 #include "mc_not_modified.h"
 #include "mc_pool.h"
 #include "mc_response.h"
+#include "mc_shared.h"
 #include "mc_whole_body.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -253,7 +254,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     ctx->params = params;
     ctx->dictionary = std::move(dictionary);
     if (d.coding == mc::Coding::kDcz) count(mc::metrics::Event::kDictionaryUsed);
-    if (st->fills_cache()) {
+    // The handler saw the file's response; a filter added since could still change the body.
+    if (st->fills_cache() && chain_keeps_body(r)) {
         ctx->sink.copy_to(&ctx->cache_copy, static_cast<std::size_t>(cfg.cache_max_entry_value()));
     }
     // The whole body in this brigade, no FLUSH: it is compressed to the end in this call, and

@@ -118,6 +118,19 @@ bool harness_has_ours(const ap_filter_rec_t* harness) {
     return !codings_in_harness(harness).empty();
 }
 
+bool harness_keeps_body(request_rec* r, const ap_filter_rec_t* harness) {
+    int n = 0;
+    for (const auto* p = providers_of(harness); p != nullptr && n < kMaxProviders;
+         p = p->next, ++n) {
+        if (!codings_of(p->frec).empty()) {
+            if (provider_matches(r, p)) return true;  // the first match wins: ours
+        } else if (p->expr != nullptr || provider_matches(r, p)) {
+            return false;
+        }
+    }
+    return n < kMaxProviders;  // none matches: mod_filter passes the body on
+}
+
 mc::CodingSet codings_on(request_rec* r, const ap_filter_t* g) {
     const mc::CodingSet direct = codings_of(g->frec);
     if (!direct.empty()) return direct;

@@ -28,6 +28,10 @@ mc::CodingSet codings_via_harness(request_rec* r, const ap_filter_rec_t* harness
 mc::CodingSet codings_in_harness(const ap_filter_rec_t* harness);
 /// Whether a harness has one of our filters among its providers (matching or not).
 bool harness_has_ours(const ap_filter_rec_t* harness);
+/// Whether a mod_filter harness leaves `r`'s body alone: the provider it would dispatch to is
+/// ours, or none matches. A provider of another module that matches, or whose expression could
+/// (it is evaluated only when the body comes), may change the body.
+bool harness_keeps_body(request_rec* r, const ap_filter_rec_t* harness);
 
 /// Several of our filters on one response negotiate once from the union of their codings: the
 /// first one called takes the others' codings and removes them from the chain.

@@ -26,7 +26,9 @@ APLOG_USE_MODULE(multicompress);
 namespace mc::httpd {
 namespace {
 
-constexpr std::size_t kChunk = 8192;
+// Decoded data goes into heap buckets of this size: APR's own, which with their header fill an
+// 8 KiB allocator node (8192 bytes would take a 12 KiB one).
+constexpr std::size_t kChunk = APR_BUCKET_BUFF_SIZE;
 
 // The single coding of a Content-Encoding value we can decode, if any.
 std::optional<mc::Coding> decodable(const char* content_encoding) {
@@ -73,6 +75,8 @@ mc::InflateLimits limits_for(const request_rec* r, bool request_body) {
         // MultiCompressInflateLimit 0 is unlimited; LimitRequestBody 0 is unlimited too.
         l.max_output = cfg.inflate_limit >= 0 ? cfg.inflate_limit
                                               : static_cast<std::int64_t>(ap_get_limit_req_body(r));
+        // What a stalled upload may pin (docs/contract.md): the decoder's window.
+        l.max_window = static_cast<std::uint64_t>(cfg.inflate_window_value());
     }
     l.ratio = cfg.inflate_ratio >= 0 ? cfg.inflate_ratio : mc::kDefaultInflateRatio;
     l.burst = cfg.inflate_burst >= 0 ? cfg.inflate_burst : mc::kDefaultInflateBurst;
@@ -87,6 +91,7 @@ struct InflateCtx {
     apr_bucket_brigade* out;  ///< decoded data not yet handed on
     BucketSink sink;
     std::unique_ptr<mc::Decoder> decoder;
+    mc::Coding coding = mc::Coding::kIdentity;
     bool eos = false;
     bool headers_done = false;
     const char* rest_encoding = nullptr;  ///< the request's codings left once ours is removed
@@ -130,6 +135,19 @@ apr_status_t decode_bucket(request_rec* r, InflateCtx* ctx, apr_bucket* e, const
     const mc::Status st =
         ctx->decoder->write({reinterpret_cast<const std::byte*>(data), len}, ctx->sink);
     if (st.is_ok()) return APR_SUCCESS;
+    if (st.code() == mc::Code::kWindowTooLarge && ctx->raw != nullptr) {
+        count(mc::metrics::Event::kInflateTooLarge);
+        ap_log_rerror(
+            APLOG_MARK, APLOG_ERR, 0, r,
+            MC_LOGNO(00026) "%s: the %s stream needs a %" APR_UINT64_T_FMT
+                            "-byte window, over MultiCompressInflateWindow (%" APR_INT64_T_FMT
+                            " bytes): 413; MultiCompressInflateWindow raises it",
+            what, mc::coding_token(ctx->coding).data(),
+            static_cast<apr_uint64_t>(ctx->decoder->window()),
+            static_cast<apr_int64_t>(dir_config(r).inflate_window_value()));
+        ctx->decoder.reset();
+        return APR_ENOSPC;
+    }
     const bool limit = st.code() == mc::Code::kLimitExceeded;
     if (ctx->raw != nullptr) {  // a request body (the INFLATE output filter has no raw)
         count(limit ? mc::metrics::Event::kInflateTooLarge
@@ -178,6 +196,7 @@ InflateCtx* start_in(ap_filter_t* f, apr_status_t* rv) {
                                      apr_brigade_create(r->pool, f->c->bucket_alloc),
                                      std::move(decoder).value());
     ctx->rest_encoding = outer->rest;
+    ctx->coding = outer->coding;
     f->ctx = ctx;
     apr_pool_userdata_setn(ctx, kCtxKey, nullptr, r->pool);
     return ctx;

@@ -22,16 +22,15 @@ apr_status_t out_probe_sink(ap_filter_t* /*f*/, apr_bucket_brigade* bb) noexcept
     return APR_SUCCESS;
 }
 
-// Whether a `Cache-Control: no-transform` will be in the response headers when the body
-// leaves, though it is not there yet. mod_headers applies `Header set` and `Header always set`
-// in its FIXUP_HEADERS_OUT filter, which its insert_filter hook (APR_HOOK_LAST) puts after ours:
-// same filter type, added later (add_any_filter_handle appends after filters of the same type).
-// So it runs only when we pass the first body on, after our decision. To know what it will do,
-// run it now on copies of the header tables and an empty brigade, with the chain cut right
-// behind it, then put the tables and the filter back: the real run still comes later, after
-// our header changes, so `Header edit ETag ...` and `Header append Vary ...` see them as with
-// mod_deflate. Returns true only for a no-transform that the probe shows.
-bool no_transform_downstream(ap_filter_t* f) {
+// The header tables as they will be when the body leaves. mod_headers applies `Header set` and
+// `Header always set` in its FIXUP_HEADERS_OUT filter, which its insert_filter hook
+// (APR_HOOK_LAST) puts after ours: same filter type, added later (add_any_filter_handle appends
+// after filters of the same type). So it runs only when we pass the first body on, after our
+// decisions. To know what it will do, run it now on copies of the header tables and an empty
+// brigade, with the chain cut right behind it, then put the tables and the filter back: the real
+// run still comes later, after our header changes, so `Header edit ETag ...` and `Header append
+// Vary ...` see them as with mod_deflate.
+LateHeaders probe_headers(ap_filter_t* f) {
     request_rec* r = f->r;
     ap_filter_t* prev = f;
     for (ap_filter_t* g = f->next; g != nullptr && g->r == r && g->frec->ftype < AP_FTYPE_PROTOCOL;
@@ -55,17 +54,19 @@ bool no_transform_downstream(ap_filter_t* f) {
         // It removed itself (prev->next now skips it): relink it where it was.
         prev->next = g;
         g->next = next;
-        const bool found = has_token(r, "Cache-Control", "no-transform");
+        const LateHeaders late{r->headers_out, r->err_headers_out};
         r->headers_out = out;
         r->err_headers_out = err;
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, r, "mod_headers will %sset no-transform",
-                      found ? "" : "not ");
-        return found;
+        return late;
     }
-    return false;
+    return {r->headers_out, r->err_headers_out};
 }
 
 }  // namespace
+
+LateHeaders headers_when_sent(ap_filter_t* f) {
+    return probe_headers(f);
+}
 
 // The view, with a no-transform that a filter after ours will add (MultiCompressNoTransform
 // Honor only; Ignore never looks).
@@ -73,7 +74,12 @@ void add_late_no_transform(ap_filter_t* f, const mc::Config& cfg, mc::ResponseVi
     if (!cfg.honor_no_transform() ||
         mc::list_has_token(view.response_cache_control, "no-transform"))
         return;
-    if (no_transform_downstream(f)) view.response_cache_control = "no-transform";
+    const LateHeaders late = probe_headers(f);
+    const bool found = table_has_token(late.out, "Cache-Control", "no-transform") ||
+                       table_has_token(late.err, "Cache-Control", "no-transform");
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, f->r, "mod_headers will %sset no-transform",
+                  found ? "" : "not ");
+    if (found) view.response_cache_control = "no-transform";
 }
 
 void register_probe_sink() {

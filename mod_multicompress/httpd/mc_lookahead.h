@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The no-transform look-ahead: a Cache-Control: no-transform that mod_headers adds after us.
+// The look-ahead at mod_headers: the response headers as its filter, after ours, will leave them
+// (a Cache-Control: no-transform or private, a Set-Cookie that `Header set` adds after us).
 #pragma once
 
 #include <httpd.h>
@@ -12,6 +13,15 @@ namespace mc::httpd {
 
 /// Registers the internal filter that ends the chain while probing.
 void register_probe_sink();
+
+/// The response's header tables as they will be when the body leaves: copies after a dry run of
+/// mod_headers' FIXUP_HEADERS_OUT filter if it is after `f` in the chain, else the tables
+/// themselves. Read-only for the caller.
+struct LateHeaders {
+    const apr_table_t* out;
+    const apr_table_t* err;
+};
+LateHeaders headers_when_sent(ap_filter_t* f);
 
 /// The view, with a no-transform that a filter after `f` will add (MultiCompressNoTransform
 /// Honor only; Ignore never looks).

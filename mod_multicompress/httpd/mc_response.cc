@@ -34,11 +34,15 @@ bool env_set(const request_rec* r, const char* name) {
 
 }  // namespace
 
-bool has_token(const request_rec* r, const char* header, const char* token) {
+bool table_has_token(const apr_table_t* t, const char* header, const char* token) {
     TokenScan scan{token, false};
-    apr_table_do(scan_for_token, &scan, r->headers_out, header, nullptr);
-    if (!scan.found) apr_table_do(scan_for_token, &scan, r->err_headers_out, header, nullptr);
+    apr_table_do(scan_for_token, &scan, t, header, nullptr);
     return scan.found;
+}
+
+bool has_token(const request_rec* r, const char* header, const char* token) {
+    return table_has_token(r->headers_out, header, token) ||
+           table_has_token(r->err_headers_out, header, token);
 }
 
 // Vary: Accept-Encoding, merged into what is there, never twice. Under MultiCompressCrossSite

@@ -4,6 +4,7 @@
 
 #include <apr_buckets.h>
 #include <apr_file_io.h>
+#include <apr_mmap.h>
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_log.h>
@@ -13,7 +14,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <optional>
+#include <unordered_map>
 
 #include "mc/zstd_frame.h"
 #include "mc/params.h"
@@ -22,64 +24,86 @@
 #include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_response.h"
+#include "mc_shared.h"
 
 APLOG_USE_MODULE(multicompress);
 
 namespace mc::httpd {
 namespace {
 
-// Whether httpd's default handler would send a file's bytes: no other handler claimed it
-// (AddHandler, SetHandler, ...). httpd names the handler after the content type when nothing
-// else claimed the request.
-bool default_handler_would_send(const request_rec* r) {
-    const char* h = r->handler;
-    return h == nullptr || std::strcmp(h, "default-handler") == 0 ||
-           (r->content_type != nullptr && std::strcmp(h, r->content_type) == 0);
-}
-
-// Whether the default handler would serve this request as a plain file.
-bool is_static_file(const request_rec* r) {
-    if (r->main != nullptr || r->method_number != M_GET || r->finfo.filetype != APR_REG)
-        return false;
-    if (r->path_info != nullptr && *r->path_info != '\0') return false;
-    return default_handler_would_send(r);
-}
-
-// RFC 9659: never send a zstd frame that needs more than an 8 MiB window.
-bool zstd_window_ok(apr_file_t* fd) {
-    std::byte head[mc::kZstdFrameHeaderMax];
-    apr_size_t n = sizeof head;
-    if (apr_file_read(fd, head, &n) != APR_SUCCESS) return false;
-    apr_off_t start = 0;
-    if (apr_file_seek(fd, APR_SET, &start) != APR_SUCCESS) return false;
-    const auto window = mc::zstd_frame_window({head, n});
-    return window.is_ok() && window.value() <= (std::uint64_t{1} << mc::kZstdMaxWindowLog);
-}
-
 // Warnings about a file (a sidecar the server cannot open, or one it will not send) are logged
 // once per child for each version of the file (device, inode, size, mtime, ctime): a busy server
 // would otherwise log the same line for every request of the page. Bounded: when the set is
 // full it starts over, so at worst a file is reported again.
-class OncePerFile {
+// What this child found about a version of a file, by path, device, inode, size, mtime, ctime.
+// Bounded: when full it starts over, so at worst a file is looked at again.
+template <class V>
+class PerFileVersion {
 public:
-    bool first_time(const char* path, const apr_finfo_t& fi) {
-        std::string key = std::string(path) + '\0' + std::to_string(fi.device) + ':' +
-                          std::to_string(fi.inode) + ':' + std::to_string(fi.size) + ':' +
-                          std::to_string(fi.mtime) + ':' + std::to_string(fi.ctime);
+    /// Remembers `value` for the file unless something is remembered already; returns what is.
+    V remember(const char* path, const apr_finfo_t& fi, V value) {
+        std::string key = key_of(path, fi);
         const std::lock_guard<std::mutex> lock(mu_);
         if (seen_.size() >= kMax && seen_.count(key) == 0) seen_.clear();
-        return seen_.insert(std::move(key)).second;
+        return seen_.emplace(std::move(key), value).first->second;
+    }
+    std::optional<V> find(const char* path, const apr_finfo_t& fi) {
+        const std::string key = key_of(path, fi);
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = seen_.find(key);
+        return it == seen_.end() ? std::nullopt : std::optional<V>(it->second);
     }
 
 private:
+    static std::string key_of(const char* path, const apr_finfo_t& fi) {
+        return std::string(path) + '\0' + std::to_string(fi.device) + ':' +
+               std::to_string(fi.inode) + ':' + std::to_string(fi.size) + ':' +
+               std::to_string(fi.mtime) + ':' + std::to_string(fi.ctime);
+    }
+
     static constexpr std::size_t kMax = 1024;
     std::mutex mu_;
-    std::unordered_set<std::string> seen_;
+    std::unordered_map<std::string, V> seen_;
+};
+
+// Warnings are logged once per version of a file.
+class OncePerFile {
+public:
+    bool first_time(const char* path, const apr_finfo_t& fi) {
+        return !seen_.find(path, fi) && seen_.remember(path, fi, true);
+    }
+
+private:
+    PerFileVersion<bool> seen_;
 };
 
 OncePerFile& warned_files() {
     static OncePerFile once;  // per child: each process has its own copy
     return once;
+}
+
+// Whether every zstd frame of a version of a sidecar was found within the window: a version is
+// read once per child, not on every request.
+PerFileVersion<bool>& checked_frames() {
+    static PerFileVersion<bool> verdicts;
+    return verdicts;
+}
+
+// RFC 9659: never send a zstd frame that needs more than an 8 MiB window: every frame of the
+// file, not only the first (`zstd --long` and concatenated files). The file is mapped and only
+// its frame and block headers are read.
+bool zstd_frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path) {
+    if (const auto known = checked_frames().find(path, fi)) return *known;
+    apr_mmap_t* mm = nullptr;
+    if (fi.size <= 0 || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size), APR_MMAP_READ,
+                                        r->pool) != APR_SUCCESS) {
+        return false;  // not remembered: an error of this moment
+    }
+    const mc::Status st = mc::check_zstd_frames(
+        {static_cast<const std::byte*>(mm->mm), static_cast<std::size_t>(fi.size)},
+        std::uint64_t{1} << mc::kZstdMaxWindowLog);
+    apr_mmap_delete(mm);
+    return checked_frames().remember(path, fi, st.is_ok());
 }
 
 // Validators describe the original file (its ETag, with the coding's suffix, and its
@@ -132,8 +156,10 @@ int send_precondition(request_rec* r, int status) {
 // ("Symbolic link not allowed", "client denied by server configuration") at error level, which
 // for a probe would be one line for each request of the page; so during the lookup the
 // subrequest logs only what is worse than an error (its outcome is our trace line). The
-// subrequest starts with the parent's r->log (the directory walk logs with it), and the location
-// walk replaces it by the section's, so post_perdir_config sets it again.
+// subrequest starts with the parent's r->log, and each location walk may replace it by the
+// section's (before translate_name and before post_perdir_config), so both hooks set it again:
+// the directory walk (symlinks) runs after translate_name, the access checks after
+// post_perdir_config.
 thread_local const request_rec* t_probing = nullptr;  // the main request during its lookup
 thread_local ap_logconf t_quiet{};
 
@@ -158,6 +184,26 @@ private:
     const ap_logconf* saved_;
 };
 
+// The access phases of server/request.c (ap_process_request_internal) for a subrequest whose
+// merged per-dir configuration is its parent's, which httpd skips for it.
+int check_access_again(request_rec* sub) {
+    sub->user = nullptr;
+    sub->ap_auth_type = nullptr;
+    const int first = ap_run_access_checker(sub);
+    if (ap_satisfies(sub) == SATISFY_ANY) {
+        if (first == OK) return OK;
+    } else if (first != OK) {
+        return first;
+    }
+    int rv = ap_run_access_checker_ex(sub);
+    if (rv == DECLINED || (rv == OK && ap_run_force_authn(sub) == OK)) {
+        if ((rv = ap_run_check_user_id(sub)) != OK) return rv;
+        if (sub->user == nullptr) return HTTP_INTERNAL_SERVER_ERROR;
+        return ap_run_auth_checker(sub);
+    }
+    return rv;
+}
+
 // What a lookup of the sidecar as httpd would serve it at its own URL found.
 struct Sidecar {
     const char* path = nullptr;
@@ -177,22 +223,32 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
-    const char* slash = std::strrchr(path, '/');
-    const char* name = slash != nullptr ? slash + 1 : path;
+    // The sidecar's own URL, as a client would ask for it: translate_name (mod_rewrite, Alias,
+    // AliasMatch, UserDir) must map it to exactly this file.
+    const char* uri =
+        apr_pstrcat(r->pool, ap_escape_uri(r->pool, r->uri), std::string(suffix).c_str(), nullptr);
     request_rec* sub = nullptr;
+    int access = OK;
     {
         const QuietProbe quiet(r);
-        sub = ap_sub_req_lookup_file(name, r, nullptr);
+        sub = ap_sub_req_lookup_uri(uri, r, nullptr);
+        // httpd skipped authentication and authorization if the sidecar's merged per-dir
+        // configuration is the page's own object; its rules may still read the URL or the
+        // file name (Require expr), which differ here.
+        if (sub->status == HTTP_OK && sub->per_dir_config == r->per_dir_config) {
+            access = check_access_again(sub);
+        }
     }
-    const bool ok = sub->status == HTTP_OK && sub->finfo.filetype == APR_REG &&
+    const bool ok = sub->status == HTTP_OK && access == OK && sub->finfo.filetype == APR_REG &&
                     sub->filename != nullptr && std::strcmp(sub->filename, path) == 0 &&
-                    (sub->path_info == nullptr || *sub->path_info == '\0') &&
                     default_handler_would_send(sub);
     if (!ok) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
-                      "not sending sidecar %s: httpd would not send it at its own URL "
-                      "(status %d, handler %s)",
-                      path, sub->status, sub->handler != nullptr ? sub->handler : "-");
+                      "not sending sidecar %s: httpd would not send it at its own URL %s "
+                      "(status %d, access %d, file %s, handler %s)",
+                      path, uri, sub->status, access,
+                      sub->filename != nullptr ? sub->filename : "-",
+                      sub->handler != nullptr ? sub->handler : "-");
         ap_destroy_sub_req(sub);
         return false;
     }
@@ -229,7 +285,7 @@ int try_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding) {
         }
         return DECLINED;
     }
-    if (coding == mc::Coding::kZstd && !zstd_window_ok(fd)) {
+    if (coding == mc::Coding::kZstd && !zstd_frames_ok(r, fd, side.finfo, path)) {
         if (warned_files().first_time(path, side.finfo)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                           MC_LOGNO(00031) "not serving %s: its zstd window is over 8 MiB (RFC "
@@ -290,9 +346,12 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
 
 int serve(request_rec* r) {
     const mc::Config& cfg = dir_config(r);
-    if ((!cfg.static_on() && !cfg.cache_on()) || !is_static_file(r)) return DECLINED;
+    if (!cfg.static_on() && !cfg.cache_on()) return DECLINED;
     RequestState* st = request_state(r, false);
     if (st == nullptr || st->codings.empty()) return DECLINED;  // we would not compress it
+    // Compress-once only where the response is the file, the same for every client (no SSI,
+    // no mod_substitute, no filter we do not know between the handler and us).
+    if (!response_is_the_file(r)) return DECLINED;
 
     const mc::ResponseView view = view_of(r, content_encoding_of(r), r->finfo.size);
     // The handler's plan: the coding it looks a sidecar or entry up for. The filter decides for

@@ -11,8 +11,8 @@ namespace mc::httpd {
 /// default handler serves the file and the filter compresses it on the fly).
 int serve_precompressed(request_rec* r) noexcept;
 
-/// post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its refusals are the
-/// answer the handler asked for, not errors to log for every request).
+/// translate_name and post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its
+/// refusals are the answer the handler asked for, not errors to log for every request).
 int quiet_sidecar_probe(request_rec* r) noexcept;
 
 }  // namespace mc::httpd

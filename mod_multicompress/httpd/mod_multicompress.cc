@@ -33,7 +33,9 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     ap_hook_insert_error_filter(mc::httpd::reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
     // Before the default handler (REALLY_LAST): a fresh sidecar replaces compressing the file.
     ap_hook_handler(mc::httpd::serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
-    // Before the access checks of the sidecar lookup's subrequest.
+    // The sidecar lookup's subrequest logs quietly: from its translation on (the location walk
+    // before it may set the section's log), and again before its access checks.
+    ap_hook_translate_name(mc::httpd::quiet_sidecar_probe, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
     ap_hook_post_perdir_config(mc::httpd::quiet_sidecar_probe, nullptr, nullptr,
                                APR_HOOK_REALLY_FIRST);
     ap_hook_pre_config(mc::httpd::socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);

@@ -187,15 +187,27 @@ def post(port: int, path: str, body: bytes | Iterable[bytes], *,
 # ---------------------------------------------------------------------------------------------
 # Encoders (request bodies, pre-encoded documents) and bombs
 
+# Request bodies use windows within MultiCompressInflateWindow's default (1 MiB), as a client
+# that sends compressed bodies should (brotli -w 20; zstd: a window of 2^20 at most).
+REQUEST_WINDOW_LOG = 20
+
+
+def zstd_request_compressor(level: int = 3, **kw) -> zstandard.ZstdCompressor:
+    params = zstandard.ZstdCompressionParameters.from_level(
+        level, window_log=REQUEST_WINDOW_LOG, **kw)
+    return zstandard.ZstdCompressor(compression_params=params)
+
+
 def encode(data: bytes, coding: str, level: int | None = None) -> bytes:
     if coding == "gzip":
         c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return c.compress(data) + c.flush()
     if coding == "br":
-        return brotli.compress(data, quality=5 if level is None else level)
+        return brotli.compress(data, quality=5 if level is None else level,
+                               lgwin=REQUEST_WINDOW_LOG)
     if coding == "zstd":
-        return zstandard.ZstdCompressor(level=3 if level is None else level,
-                                        write_content_size=True).compress(data)
+        return zstd_request_compressor(3 if level is None else level,
+                                       write_content_size=True).compress(data)
     raise ValueError(coding)
 
 
@@ -228,12 +240,12 @@ def bomb(coding: str, mib: int = 1024) -> bytes:
     if coding == "gzip":
         out = _gzip_zeros(mib)
     elif coding == "br":
-        c = brotli.Compressor(quality=1)
+        c = brotli.Compressor(quality=1, lgwin=REQUEST_WINDOW_LOG)
         parts = [c.process(zeros) for _ in range(mib)]
         parts.append(c.finish())
         out = b"".join(parts)
     elif coding == "zstd":
-        c = zstandard.ZstdCompressor(level=3).compressobj()
+        c = zstd_request_compressor(3).compressobj()
         parts = [c.compress(zeros) for _ in range(mib)]
         parts.append(c.flush())
         out = b"".join(parts)

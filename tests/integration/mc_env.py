@@ -785,6 +785,12 @@ if __name__ == "__main__":
 # ---------------------------------------------------------------------------------------------
 # Assertions shared by the tests
 
+def sanitized(env: McEnv) -> bool:
+    """Whether the servers run the ASan+UBSan module (tests/soak/asan_run.sh): their memory is
+    the sanitizer's, not what a server uses."""
+    return "asan" in env.apache_bin.name
+
+
 def static_file(env: McEnv, name: str) -> bytes:
     """The bytes of htdocs/static/NAME, as served without the module."""
     return (env.src_dir / "htdocs" / "static" / name).read_bytes()

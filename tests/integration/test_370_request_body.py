@@ -8,10 +8,9 @@ import hashlib
 import re
 
 import pytest
-import zstandard
 
 from mc_drop_in import (CODINGS, assert_no_crash, bomb, children_rss_kib, encode, post,
-                        start_dropin, stop_checked, wait_for_log)
+                        start_dropin, stop_checked, wait_for_log, zstd_request_compressor)
 from mc_env import mctest_body, static_file, text_body
 
 MIB = 1 << 20
@@ -217,7 +216,7 @@ def corrupt_bodies(env) -> dict[str, tuple[str, bytes]]:
     gz = encode(plain, "gzip")
     br = encode(plain, "br")
     zs = encode(plain, "zstd")
-    zs_sum = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(plain)
+    zs_sum = zstd_request_compressor(3, write_checksum=True).compress(plain)
     mid = len(gz) // 2
     return {
         "gzip-flipped": ("gzip", gz[:mid] + bytes([gz[mid] ^ 0xFF]) + gz[mid + 1:]),
@@ -227,7 +226,8 @@ def corrupt_bodies(env) -> dict[str, tuple[str, bytes]]:
         "gzip-header-only": ("gzip", gz[:10]),
         "gzip-trailing-garbage": ("gzip", gz + b"GARBAGE"),
         "gzip-not-gzip": ("gzip", plain[:3000]),
-        "br-garbage": ("br", b"\xff" * 64),
+        # a stream header for a 512 KiB window (within MultiCompressInflateWindow), then junk
+        "br-garbage": ("br", b"\x07" + b"\xff" * 63),
         "br-truncated": ("br", br[:-5]),
         "br-trailing-garbage": ("br", br + b"GARBAGE"),
         "zstd-bad-magic": ("zstd", b"\x29" + zs[1:]),

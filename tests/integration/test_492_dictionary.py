@@ -6,8 +6,8 @@ A response in the scope of MultiCompressUseAsDictionary carries Use-As-Dictionar
 by SHA-256; a later request that names it (Available-Dictionary) and accepts dcz gets the
 skippable-frame header (5e 2a 4d 18 20 00 00 00 + hash) and a zstd frame against it, which must
 decode with real decoders nobody here wrote: python3-zstandard with a raw-content dictionary and
-the `zstd` CLI with --patch-from. Unknown, malformed, cross-origin or foreign-host dictionaries
-mean the normal negotiation. Static files, a handler's streamed body (mod_mctest) and a CGI that
+the `zstd` CLI with --patch-from. Unknown, malformed or cross-origin dictionaries mean the normal
+negotiation (a dictionary is kept to the virtual host that offered it: test_496). Static files, a handler's streamed body (mod_mctest) and a CGI that
 flushes; HEAD, 304, Range; MultiCompressCache entries per dictionary; a fleet of two servers
 sharing a real memcached (a dictionary learned by one is used by the other, also after the old
 file was deleted); a tampered store entry; `dcb` refused at startup with libbrotli 1.0.9.
@@ -283,13 +283,12 @@ def test_mc_492_04_levels_and_etag(srv):
 
 
 @pytest.mark.parametrize("case", ["unknown", "malformed", "no-dcz", "star", "two-values",
-                                  "cross-origin-no-cors", "other-host", "dcz-q0"])
+                                  "cross-origin-no-cors", "dcz-q0"])
 def test_mc_492_05_fallback(srv, case):
     v1 = srv.files["app.v1.js"]
     learn(srv, "/d/app.v1.js", v1)
     ad = available(v1)
     ae = AE
-    host = None
     headers: list[tuple[str, str]] = []
     if case == "unknown":
         ad = available(b"never offered")
@@ -303,12 +302,9 @@ def test_mc_492_05_fallback(srv, case):
         ad = ad + ", " + ad
     elif case == "cross-origin-no-cors":
         headers = [("Sec-Fetch-Mode", "no-cors"), ("Sec-Fetch-Site", "cross-site")]
-    elif case == "other-host":
-        host = "elsewhere.example"
     elif case == "dcz-q0":
         ae = "dcz;q=0, zstd, br"
-    r = get_as(srv.port, "/d/app.v2.js", ae, headers=[("Available-Dictionary", ad), *headers],
-               host=host)
+    r = get_as(srv.port, "/d/app.v2.js", ae, headers=[("Available-Dictionary", ad), *headers])
     assert r.status == 200
     assert r.content_encoding != "dcz", r
     assert decode(r.body, r.content_encoding) == srv.files["app.v2.js"]
@@ -446,6 +442,17 @@ def test_mc_492_15_learned_from_a_sidecar(srv):
 # ---- a fleet sharing memcached
 
 
+# A fleet's sites: each server has them as name-based virtual hosts with the public name and
+# port, so every server of the fleet is the same origin for each (whatever port it listens on).
+FLEET_SITES = ("www.fleet.test", "evict.fleet.test", "miss.fleet.test", "tamper.fleet.test")
+FLEET_VHOSTS = "".join(f"<VirtualHost 127.0.0.1:@PORT@>\n    ServerName {name}:80\n"
+                       f"</VirtualHost>\n" for name in FLEET_SITES)
+
+
+def fleet_origin(host: str) -> str:
+    return f"http://{host}:80"
+
+
 @pytest.fixture(scope="module")
 def fleet(env):
     store = StoreProcess("memcache").start()
@@ -453,6 +460,7 @@ def fleet(env):
     try:
         for name in ("fleet-a", "fleet-b"):
             s = make_server(env, name, store.spec, modules=("socache_memcache",))
+            s.extra_conf += FLEET_VHOSTS
             s.start()
             s.files = populate(s)
             servers.append(s)
@@ -490,7 +498,7 @@ def test_mc_492_14_evicted_from_the_store(fleet):
     data = a.files["app.v3.js"]
     (a.htdocs / "dict" / "app.v3.js").write_bytes(data)
     learn(a, "/d/app.v3.js", data, host=host)
-    origin_tag = hashlib.sha256(f"http://{host}".encode()).hexdigest()[:16]
+    origin_tag = hashlib.sha256(fleet_origin(host).encode()).hexdigest()[:16]
     head = ("mcd1-" + hashlib.sha256(data).hexdigest() + "@" + origin_tag).encode()
     key = b"mc-cache:" + head.hex().encode()
     assert memcache_cmd(store.port, b"delete %s\r\n" % key).startswith(b"DELETED")

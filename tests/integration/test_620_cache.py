@@ -435,14 +435,18 @@ def test_mc_620_14_two_servers_share_one_store(env, make_server, kind):
     store = StoreProcess(kind).start()
     a = b = None
     try:
-        a = make_server(f"fleet-a-{kind}", site_template=None, extra_conf=site(store.spec),
+        # One site behind one name: the servers' ServerName (with the public port) is the same,
+        # so are their cache keys.
+        fleet_name = "ServerName www.fleet.test:80\n"
+        a = make_server(f"fleet-a-{kind}", site_template=None,
+                        extra_conf=fleet_name + site(store.spec),
                         extra_modules=store_module(kind),
                         htdocs_copies=[(d, "static") for d in DIRS])
         a.store_kind, a.store = kind, store
         a.start()
         # B serves A's directory (one file, one key)
         b = make_server(f"fleet-b-{kind}", site_template=None,
-                        extra_conf=site(store.spec, docs=str(a.htdocs)),
+                        extra_conf=fleet_name + site(store.spec, docs=str(a.htdocs)),
                         extra_modules=store_module(kind))
         b.store_kind, b.store = kind, store
         b.start()

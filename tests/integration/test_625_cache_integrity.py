@@ -24,15 +24,12 @@ import hmac
 import os
 import random
 import re
-import socket
-import struct
 import time
-import urllib.parse
-import zlib
 from pathlib import Path
 
 import pytest
 
+from mc_entries import make_entry, parse_entry, store_get, store_key, store_keys, store_set
 from mc_env import HttpdServer, assert_vary_once, decode, free_port
 from mc_stores import (SOURCE_LOG_CONF, Sourced, StoreProcess, copy_static, get,
                        log_lines_matching, poll_until, set_mtime, write_file)
@@ -62,126 +59,6 @@ Alias /c "@DOCS@/cache"
 
 
 # ---------------------------------------------------------------------------------------------
-# Raw access to the store, as anyone on its network has it
-
-def _recv_until(s: socket.socket, done) -> bytes:
-    buf = b""
-    while not done(buf):
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            raise AssertionError(f"store closed the connection; got {buf[:200]!r}")
-        buf += chunk
-    return buf
-
-
-def _resp_command(store: StoreProcess, *args: bytes):
-    """One redis command; the reply parsed (bulk string, integer, array of bulk strings)."""
-    req = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
-    with socket.create_connection(("127.0.0.1", store.port), timeout=5) as s:
-        s.sendall(req)
-        buf = _recv_until(s, lambda b: b"\r\n" in b)
-
-        def need(n):
-            nonlocal buf
-            while len(buf) < n:
-                buf += _recv_until(s, lambda b: len(b) > 0)
-
-        def parse(at):
-            end = buf.index(b"\r\n", at)
-            kind, head = buf[at:at + 1], buf[at + 1:end]
-            if kind in (b"+", b":"):
-                return head, end + 2
-            if kind == b"-":
-                raise AssertionError(f"redis: {head!r}")
-            if kind == b"$":
-                n = int(head)
-                if n < 0:
-                    return None, end + 2
-                need(end + 2 + n + 2)
-                return buf[end + 2:end + 2 + n], end + 2 + n + 2
-            if kind == b"*":
-                items, pos = [], end + 2
-                for _ in range(int(head)):
-                    while b"\r\n" not in buf[pos:]:
-                        need(len(buf) + 1)
-                    item, pos = parse(pos)
-                    items.append(item)
-                return items, pos
-            raise AssertionError(f"redis reply {buf[:100]!r}")
-
-        return parse(0)[0]
-
-
-def _mc_command(store: StoreProcess, line: bytes, data: bytes | None = None,
-                end: bytes = b"END\r\n") -> bytes:
-    with socket.create_connection(("127.0.0.1", store.port), timeout=5) as s:
-        s.sendall(line + b"\r\n" + (data + b"\r\n" if data is not None else b""))
-        return _recv_until(s, lambda b: b.endswith(end) or b.startswith(b"ERROR")
-                           or b.startswith(b"CLIENT_ERROR") or b.startswith(b"SERVER_ERROR"))
-
-
-def store_keys(store: StoreProcess) -> set[bytes]:
-    if store.kind == "redis":
-        return set(_resp_command(store, b"KEYS", b"*"))
-    out = _mc_command(store, b"lru_crawler metadump all")
-    keys = set()
-    for line in out.split(b"\n"):  # metadump ends its lines with \n alone
-        m = re.match(rb"key=(\S+)", line)
-        if m:
-            keys.add(urllib.parse.unquote_to_bytes(m.group(1)))
-    return keys
-
-
-def store_get(store: StoreProcess, key: bytes) -> bytes | None:
-    if store.kind == "redis":
-        return _resp_command(store, b"GET", key)
-    out = _mc_command(store, b"get " + key)
-    if out.startswith(b"END"):
-        return None
-    head, _, rest = out.partition(b"\r\n")
-    n = int(head.split()[3])
-    return rest[:n]
-
-
-def store_set(store: StoreProcess, key: bytes, value: bytes) -> None:
-    if store.kind == "redis":
-        assert _resp_command(store, b"SET", key, value) == b"OK"
-        return
-    out = _mc_command(store, b"set %s 0 0 %d" % (key, len(value)), value, end=b"\r\n")
-    assert out == b"STORED\r\n", out
-
-
-# ---------------------------------------------------------------------------------------------
-# Entries, as mc/cache_entry.h lays them out
-
-HEADER = struct.Struct("<3sBBBBBQQqQ")  # magic, version, flags, coding, level, K, lengths...
-CODING_NUMBER = {"gzip": 1, "deflate": 2, "br": 3, "zstd": 4}
-
-
-def parse_entry(value: bytes) -> dict:
-    magic, version, flags, coding, level, klen, blen, size, mtime, inode = \
-        HEADER.unpack_from(value)
-    assert (magic, version) == (b"MCE", 1), value[:8]
-    key = value[HEADER.size:HEADER.size + klen]
-    body = value[HEADER.size + klen:HEADER.size + klen + blen]
-    return dict(flags=flags, coding=coding, level=level, key=key, body=body, size=size,
-                mtime=mtime, inode=inode, trailer=value[HEADER.size + klen + blen:])
-
-
-def make_entry(e: dict, body: bytes | None = None, secret: bytes | None = None,
-               fix_crc: bool = True) -> bytes:
-    """An entry like `e` (a parse_entry result) with another body: what a forger who can read
-    the store writes. With fix_crc=False the old CRC is kept."""
-    body = e["body"] if body is None else body
-    out = HEADER.pack(b"MCE", 1, 1 if secret else 0, e["coding"], e["level"], len(e["key"]),
-                      len(body), e["size"], e["mtime"], e["inode"]) + e["key"] + body
-    out += struct.pack("<I", zlib.crc32(out)) if fix_crc else e["trailer"][:4]
-    if secret:
-        out += hmac.new(secret, out, hashlib.sha256).digest()
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # Servers and checks
 
 @pytest.fixture(scope="module", params=STORES)
@@ -199,13 +76,21 @@ def site(spec: str, secret_file: Path | None = None, docs: str = "@HTDOCS@") -> 
             .replace("@DOCS@", docs))
 
 
+# The servers of a fleet have one ServerName (with the public port): their cache keys are the
+# same (an entry is bound to its virtual host).
+FLEET_NAME = ("www.fleet.test", 80)
+
+
 def server(make_server, store: StoreProcess, name: str, secret_file: Path | None = None,
-           docs: str | None = None) -> HttpdServer:
+           docs: str | None = None, fleet: bool = False) -> HttpdServer:
     kw = {} if docs else {"htdocs_copies": [("cache", "static")]}
-    srv = make_server(f"{name}-{store.kind}", site_template=None,
-                      extra_conf=site(store.spec, secret_file, docs or "@HTDOCS@"),
+    conf = site(store.spec, secret_file, docs or "@HTDOCS@")
+    if fleet:
+        conf = f"ServerName {FLEET_NAME[0]}:{FLEET_NAME[1]}\n" + conf
+    srv = make_server(f"{name}-{store.kind}", site_template=None, extra_conf=conf,
                       extra_modules=[f"socache_{store.kind}"], mpm_conf=ONE_CHILD, **kw)
     srv.start()
+    srv.key_server = FLEET_NAME if fleet else ("127.0.0.1", srv.port)
     return srv
 
 
@@ -235,24 +120,11 @@ def check_hit(got: Sourced, coding: str, original: bytes) -> None:
     assert got.note == "cache", f"source {got.note!r}, expected a cache hit"
 
 
-def module_key(path: Path, coding: str) -> bytes:
-    """The module's cache key (mc_cache.cc cache_key): SHA-1 of the file's identity."""
-    st = path.stat()
-    mtime_us = st.st_mtime_ns // 1000
-    ident = f"{path}|{st.st_size}|{mtime_us}|{st.st_ino}|{st.st_dev}|{coding}"
-    return b"mc2-" + hashlib.sha1(ident.encode()).hexdigest().encode()
-
-
-def store_key(store: StoreProcess, path: Path, coding: str) -> bytes:
-    """The key in the store: mod_socache_memcache and mod_socache_redis write the namespace
-    ("mc-cache"), a colon and the module's key in hex."""
-    return b"mc-cache:" + module_key(path, coding).hex().encode()
-
-
 def fill(srv: HttpdServer, store: StoreProcess, url: str, coding: str, original: bytes,
          path: Path) -> tuple[bytes, bytes]:
     """Requests a file nobody asked for yet; returns (store key, the entry stored for it)."""
-    key = store_key(store, path, coding)
+    name, port = srv.key_server
+    key = store_key(store, path, coding, port=port, server_name=name)
     assert store_get(store, key) is None, "an entry before the first request"
     check_live(get(srv, url, coding), coding, original)
     value = poll_until(lambda: store_get(store, key), timeout=5)
@@ -403,9 +275,9 @@ def test_mc_625_06_fleet_secret(make_server, log_allow, store, tmp_path):
     identity, right CRC) but has no MAC, or a MAC made with another secret, is refused by both."""
     allow(log_allow, "bad MAC")
     secret = write_secret(tmp_path)
-    a = server(make_server, store, "fleet-secret-a", secret)
+    a = server(make_server, store, "fleet-secret-a", secret, fleet=True)
     b = server(make_server, store, "fleet-secret-b", write_secret(tmp_path),
-               docs=str(a.htdocs))
+               docs=str(a.htdocs), fleet=True)
     url, original, path = new_file(a)
     key, good = fill(a, store, url, "br", original, path)
     e = parse_entry(good)

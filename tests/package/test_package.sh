@@ -208,6 +208,12 @@ if [ -n "$conflicts" ]; then
         test "$(a2query -q -m multicompress >/dev/null 2>&1; echo $?)" -ne 0
     check "install with${conflicts} enabled: the administrator is told what to do" \
         grep -q "a2dismod -f${conflicts} && a2enmod multicompress" "$work/install.log"
+    # "# Conflicts: deflate brotli" in multicompress.load: Debian's a2enmod refuses, with its
+    # own message, instead of enabling a pair that cannot start.
+    check "a2enmod multicompress refused while${conflicts} enabled" \
+        sh -c "! a2enmod multicompress >'$work/conflict.log' 2>&1 &&
+               grep -q 'cannot proceed due to conflicts' '$work/conflict.log' &&
+               ! a2query -q -m multicompress"
 else
     check "install without mod_deflate/mod_brotli: multicompress enabled" a2query -q -m multicompress
 fi

@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "mc/encoder.h"
+#include "mc/sink.h"
 
 namespace {
 
@@ -256,6 +260,43 @@ TEST(CacheEntry, KnownAnswer) {
     const auto p = mc::parse_entry(want, identity(), kSecret);
     ASSERT_TRUE(p.ok()) << p.detail;
     EXPECT_EQ(p.body, "hello");
+}
+
+}  // namespace
+
+namespace {
+
+// A zstd body a browser cannot decode (a frame declaring more than 8 MiB) is not a usable entry.
+std::string zstd_body(int window_log, std::size_t n) {
+    mc::EncoderParams p;
+    p.coding = Coding::kZstd;
+    p.level = 3;
+    p.window_log = window_log;
+    mc::StringSink sink;
+    const std::string in(n, 'z');
+    EXPECT_TRUE(mc::compress_all(p, std::as_bytes(std::span(in)), sink).is_ok());
+    return sink.take();
+}
+
+TEST(CacheEntry, ZstdFramesAreCheckedWhenAsked) {
+    EntryIdentity id = identity(Coding::kZstd);
+    id.max_window = std::uint64_t{8} << 20;
+    const std::string good = zstd_body(20, 10000);
+    EXPECT_TRUE(mc::parse_entry(mc::encode_entry(id, 3, good), id).ok());
+    // two frames, the second with a window the tests' encoder may not make: forge one by hand
+    // (RFC 8878: Window_Descriptor exponent 17 -> 2^27), a raw last block of 3 bytes
+    const std::string long_frame("\x28\xb5\x2f\xfd\x00\x88\x19\x00\x00xyz", 12);
+    const auto bad = mc::parse_entry(mc::encode_entry(id, 3, good + long_frame), id);
+    EXPECT_EQ(bad.error, EntryError::kUndecodable) << bad.detail;
+    const auto junk = mc::parse_entry(mc::encode_entry(id, 3, good + "junk"), id);
+    EXPECT_EQ(junk.error, EntryError::kUndecodable) << junk.detail;
+    // unchecked when no window is given (the default), and for other codings
+    EXPECT_TRUE(mc::parse_entry(mc::encode_entry(identity(Coding::kZstd), 3, good + "junk"),
+                                identity(Coding::kZstd))
+                    .ok());
+    EntryIdentity br = identity(Coding::kBrotli);
+    br.max_window = 1;
+    EXPECT_TRUE(mc::parse_entry(mc::encode_entry(br, 3, "any bytes"), br).ok());
 }
 
 }  // namespace

@@ -450,7 +450,7 @@ TEST(ConfigDefaultsTest, ParamsForCarriesSettings) {
 // ---- merge(): every field
 
 // Catches a new Config field that the merge tests (and merge itself) do not know about yet.
-static_assert(sizeof(Config) == 240,
+static_assert(sizeof(Config) == 248,
               "mc::Config changed: update merge() and fill_all()/expect_same()/all_fields() here");
 
 // Every coding with per-coding settings (dcz has levels of its own).
@@ -489,6 +489,7 @@ Config fill_all(int variant) {
     c.inflate_limit = a ? 0 : 1 << 20;
     c.inflate_ratio = a ? 10 : 300;
     c.inflate_burst = a ? 1 : 5;
+    c.inflate_window = a ? 65536 : 4 << 20;
     c.static_files = a ? Toggle::kOn : Toggle::kOff;
     c.cache = a ? Toggle::kOff : Toggle::kOn;
     c.cache_max_entry = a ? 0 : 4 << 20;
@@ -519,6 +520,7 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.inflate_limit, want.inflate_limit);
     EXPECT_EQ(got.inflate_ratio, want.inflate_ratio);
     EXPECT_EQ(got.inflate_burst, want.inflate_burst);
+    EXPECT_EQ(got.inflate_window, want.inflate_window);
     EXPECT_EQ(got.static_files, want.static_files);
     EXPECT_EQ(got.cache, want.cache);
     EXPECT_EQ(got.cache_max_entry, want.cache_max_entry);
@@ -553,6 +555,7 @@ std::vector<Field> all_fields() {
         {"inflate_limit", [](Config& c, const Config& s) { c.inflate_limit = s.inflate_limit; }},
         {"inflate_ratio", [](Config& c, const Config& s) { c.inflate_ratio = s.inflate_ratio; }},
         {"inflate_burst", [](Config& c, const Config& s) { c.inflate_burst = s.inflate_burst; }},
+        {"inflate_window", [](Config& c, const Config& s) { c.inflate_window = s.inflate_window; }},
         {"static_files", [](Config& c, const Config& s) { c.static_files = s.static_files; }},
         {"cache", [](Config& c, const Config& s) { c.cache = s.cache; }},
         {"cache_max_entry",

@@ -379,7 +379,83 @@ TEST(DecoderTest, ZstdWindowOver8MiBIsRefused) {
 
     auto d = decoder(Coding::kZstd);
     mc::StringSink out;
-    EXPECT_EQ(d->write(as_bytes(frame), out).code(), Code::kCorrupt);
+    EXPECT_EQ(d->write(as_bytes(frame), out).code(), Code::kWindowTooLarge);
+    EXPECT_EQ(d->window(), std::uint64_t{1} << 24);
+}
+
+std::string compress_window(Coding c, std::string_view body, int window_log) {
+    mc::EncoderParams p;
+    p.coding = c;
+    p.level = 5;
+    p.window_log = window_log;
+    mc::StringSink sink;
+    EXPECT_TRUE(mc::compress_all(p, as_bytes(body), sink).is_ok());
+    return sink.take();
+}
+
+TEST(DecoderWindowTest, OverTheCapIsRefusedBeforeDecoding) {
+    // A 3 MiB body with a 4 MiB window (br: the stream's WBITS; zstd: the frame header) against
+    // a 1 MiB cap: refused at the first bytes, nothing decoded; with the cap raised, decoded.
+    const std::string body = text(3 << 20, 7);
+    for (const Coding c : {Coding::kBrotli, Coding::kZstd}) {
+        SCOPED_TRACE(std::string(mc::coding_token(c)));
+        const std::string enc = compress_window(c, body, 22);
+        InflateLimits capped = kNoLimits;
+        capped.max_window = 1 << 20;
+        auto d = decoder(c, capped);
+        mc::StringSink out;
+        EXPECT_EQ(d->write(as_bytes(enc), out).code(), Code::kWindowTooLarge);
+        EXPECT_GT(d->window(), std::uint64_t{1} << 20);
+        EXPECT_LE(d->window(), std::uint64_t{4} << 20);
+        EXPECT_EQ(out.data().size(), 0U);
+
+        InflateLimits raised = kNoLimits;
+        raised.max_window = 4 << 20;
+        auto ok = decoder(c, raised);
+        mc::StringSink all;
+        ASSERT_TRUE(ok->write(as_bytes(enc), all).is_ok());
+        EXPECT_TRUE(ok->finished());
+        EXPECT_EQ(all.data(), body);
+    }
+}
+
+TEST(DecoderWindowTest, AtTheCapDecodes) {
+    const std::string body = text(3 << 20, 8);
+    InflateLimits capped = kNoLimits;
+    capped.max_window = 1 << 20;
+    for (const Coding c : {Coding::kBrotli, Coding::kZstd, Coding::kGzip, Coding::kDeflate}) {
+        SCOPED_TRACE(std::string(mc::coding_token(c)));
+        const std::string enc = compress_window(c, body, c == Coding::kGzip ? 15 : 20);
+        auto d = decoder(c, capped);
+        mc::StringSink out;
+        ASSERT_TRUE(d->write(as_bytes(enc), out).is_ok());
+        EXPECT_TRUE(d->finished());
+        EXPECT_EQ(out.data(), body);
+    }
+}
+
+TEST(DecoderWindowTest, BrotliWindowBitsOfTheFirstByte) {
+    // RFC 7932 section 9.1, bits from the least significant: 0 -> 16; 1 nnn (n != 0) -> 17 + n;
+    // 1 000 mmm: m == 0 -> 17, m > 1 -> 8 + m (m == 1 is the large-window extension).
+    const std::vector<std::pair<unsigned, int>> cases = {
+        {0x00, 16}, {0x03, 18}, {0x05, 19}, {0x07, 20}, {0x09, 21}, {0x0b, 22},
+        {0x0d, 23}, {0x0f, 24}, {0x01, 17}, {0x21, 10}, {0x31, 11}, {0x71, 15},
+    };
+    for (const auto& [byte, wbits] : cases) {
+        SCOPED_TRACE(byte);
+        InflateLimits tiny = kNoLimits;
+        tiny.max_window = 1;  // anything is over it
+        auto d = decoder(Coding::kBrotli, tiny);
+        mc::StringSink out;
+        const std::string first(1, static_cast<char>(byte));
+        EXPECT_EQ(d->write(as_bytes(first), out).code(), Code::kWindowTooLarge);
+        EXPECT_EQ(d->window(), std::uint64_t{1} << wbits);
+    }
+    InflateLimits tiny = kNoLimits;
+    tiny.max_window = 1;
+    auto large = decoder(Coding::kBrotli, tiny);
+    mc::StringSink out;
+    EXPECT_NE(large->write(as_bytes(std::string(1, '\x11')), out).code(), Code::kWindowTooLarge);
 }
 
 // A zstd frame by hand (RFC 8878 section 3.1.1): single segment, a 1-byte Frame_Content_Size,

@@ -149,3 +149,35 @@ TEST(ZstdFrameWindowTest, OurFramesStayWithin8MiB) {
 }
 
 }  // namespace
+
+namespace {
+
+// check_zstd_frames(): every frame of a body, not only the first.
+constexpr std::uint64_t k8MiB = std::uint64_t{8} << 20;
+
+TEST(ZstdFramesTest, EveryFrameIsChecked) {
+    const std::string small = zstd_frame(5000, 3, 0, false);
+    const std::string long_window = zstd_frame(5000, 3, 27, true);  // zstd --long=27
+    EXPECT_TRUE(mc::check_zstd_frames(as_bytes(small), k8MiB).is_ok());
+    EXPECT_TRUE(mc::check_zstd_frames(as_bytes(small + small), k8MiB).is_ok());
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(long_window), k8MiB).code(),
+              mc::Code::kWindowTooLarge);
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(small + long_window), k8MiB).code(),
+              mc::Code::kWindowTooLarge);
+    EXPECT_TRUE(
+        mc::check_zstd_frames(as_bytes(small + long_window), std::uint64_t{1} << 27).is_ok());
+}
+
+TEST(ZstdFramesTest, SkippableFramesAndBadTails) {
+    const std::string small = zstd_frame(5000, 3, 0, false);
+    std::string skippable("\x50\x2a\x4d\x18\x03\x00\x00\x00xyz", 11);
+    EXPECT_TRUE(mc::check_zstd_frames(as_bytes(skippable + small), k8MiB).is_ok());
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(small + "junk"), k8MiB).code(), mc::Code::kCorrupt);
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(small.substr(0, small.size() - 3)), k8MiB).code(),
+              mc::Code::kCorrupt);
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(std::string()), k8MiB).code(), mc::Code::kCorrupt);
+    EXPECT_EQ(mc::check_zstd_frames(as_bytes(skippable.substr(0, 9)), k8MiB).code(),
+              mc::Code::kCorrupt);
+}
+
+}  // namespace

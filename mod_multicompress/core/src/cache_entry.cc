@@ -9,6 +9,10 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
+
+#include "mc/dictionary.h"
+#include "mc/zstd_frame.h"
 
 namespace mc {
 namespace {
@@ -86,6 +90,7 @@ std::string_view entry_error_name(EntryError e) {
         case EntryError::kBadMac: return "bad MAC";
         case EntryError::kUnknownCoding: return "unknown coding";
         case EntryError::kIdentityMismatch: return "identity mismatch";
+        case EntryError::kUndecodable: return "undecodable";
     }
     return "unknown";
 }
@@ -191,12 +196,25 @@ ParsedEntry parse_entry(std::string_view value, const EntryIdentity& expected,
     if (get_u64(value, kOffInode) != expected.inode) {
         return refuse(EntryError::kIdentityMismatch, "file inode differs");
     }
+    const std::string_view body =
+        value.substr(kEntryHeaderSize + key_len, static_cast<std::size_t>(body_len));
+    if (expected.max_window > 0 &&
+        (expected.coding == Coding::kZstd || expected.coding == Coding::kDcz)) {
+        const std::string_view frames = expected.coding == Coding::kDcz
+                                            ? body.substr(std::min(body.size(), kDczHeaderSize))
+                                            : body;
+        const Status st = check_zstd_frames(std::as_bytes(std::span(frames)), expected.max_window);
+        if (st.code() == Code::kWindowTooLarge) {
+            return refuse(EntryError::kUndecodable, "a zstd frame's window is too large");
+        }
+        if (!st.is_ok()) return refuse(EntryError::kUndecodable, "not whole zstd frames");
+    }
     ParsedEntry p;
     p.error = EntryError::kOk;
     p.detail = "ok";
     p.level = byte_at(value, kOffLevel);
     p.has_mac = has_mac;
-    p.body = value.substr(kEntryHeaderSize + key_len, static_cast<std::size_t>(body_len));
+    p.body = body;
     return p;
 }
 

@@ -91,6 +91,7 @@ Config merge(const Config& base, const Config& add) {
     out.inflate_limit = pick<std::int64_t>(base.inflate_limit, add.inflate_limit, -1);
     out.inflate_ratio = pick<std::int32_t>(base.inflate_ratio, add.inflate_ratio, -1);
     out.inflate_burst = pick<std::int32_t>(base.inflate_burst, add.inflate_burst, -1);
+    out.inflate_window = pick<std::int64_t>(base.inflate_window, add.inflate_window, -1);
     out.static_files = pick(base.static_files, add.static_files, Toggle::kUnset);
     out.cache = pick(base.cache, add.cache, Toggle::kUnset);
     out.cache_max_entry = pick<std::int64_t>(base.cache_max_entry, add.cache_max_entry, -1);

@@ -7,12 +7,14 @@
 // For ZSTD_createDCtx_advanced only (the context is allocated through mc/alloc.h).
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <array>
 #include <limits>
 
 #include "mc/alloc.h"
+#include "mc/zstd_frame.h"
 
 namespace mc {
 namespace {
@@ -60,6 +62,15 @@ Status Decoder::write(std::span<const std::byte> in, Sink& out) {
         // No progress and nothing left to feed: wait for more input.
         if (produced == 0 && before == in.size()) break;
         if (in.empty() && produced < step_out.size()) break;
+    }
+    return Status::ok();
+}
+
+Status Decoder::declare_window(std::uint64_t window) {
+    window_ = window;
+    if (limits_.max_window > 0 && window > limits_.max_window) {
+        return {Code::kWindowTooLarge,
+                "the stream needs a larger window than the decoder may keep"};
     }
     return Status::ok();
 }
@@ -143,6 +154,14 @@ public:
 protected:
     Status step(std::span<const std::byte>& in, std::span<std::byte> out, std::size_t& produced,
                 bool& ended) override {
+        if (!window_known_ && !in.empty()) {
+            window_known_ = true;
+            // The stream's first bits name its window (RFC 7932 §9.1), before the decoder
+            // allocates it.
+            if (const std::uint64_t w = declared_window(std::to_integer<std::uint8_t>(in[0]))) {
+                if (Status st = declare_window(w); !st.is_ok()) return st;
+            }
+        }
         std::size_t avail_in = in.size();
         const auto* next_in = reinterpret_cast<const std::uint8_t*>(in.data());
         std::size_t avail_out = out.size();
@@ -157,7 +176,27 @@ protected:
     }
 
 private:
+    // WBITS from the stream's first byte (bits from the least significant): 0 -> 16; else three
+    // bits n, n != 0 -> 17 + n; else three bits m, m > 1 -> 8 + m, m == 0 -> 17. m == 1 is the
+    // large-window extension, which this decoder does not enable (the library rejects it): 0.
+    static std::uint64_t declared_window(std::uint8_t first) {
+        int wbits = 16;
+        if ((first & 1) != 0) {
+            const int n = (first >> 1) & 7;
+            const int m = (first >> 4) & 7;
+            if (n != 0) {
+                wbits = 17 + n;
+            } else if (m == 1) {
+                return 0;
+            } else {
+                wbits = m == 0 ? 17 : 8 + m;
+            }
+        }
+        return std::uint64_t{1} << wbits;
+    }
+
     std::unique_ptr<BrotliDecoderState, BrotliDecoderDeleter> state_;
+    bool window_known_ = false;
 };
 
 struct ZstdDCtxDeleter {
@@ -169,9 +208,14 @@ public:
     Status init() {
         dctx_.reset(ZSTD_createDCtx_advanced(kZstdMem));
         if (!dctx_) return {Code::kOutOfMemory, "zstd: cannot create decoder"};
-        // RFC 9659: HTTP zstd frames need at most an 8 MiB window; refuse bigger ones rather
-        // than allocate for them.
-        const std::size_t rc = ZSTD_DCtx_setParameter(dctx_.get(), ZSTD_d_windowLogMax, 23);
+        // RFC 9659: HTTP zstd frames need at most an 8 MiB window; refuse bigger ones (and
+        // ones over the configured window) rather than allocate for them.
+        int log_max = 23;
+        while (max_window() > 0 && log_max > ZSTD_WINDOWLOG_MIN &&
+               (std::uint64_t{1} << log_max) > max_window()) {
+            --log_max;
+        }
+        const std::size_t rc = ZSTD_DCtx_setParameter(dctx_.get(), ZSTD_d_windowLogMax, log_max);
         if (ZSTD_isError(rc)) return {Code::kLibraryError, ZSTD_getErrorName(rc)};
         return Status::ok();
     }
@@ -183,6 +227,9 @@ protected:
         ZSTD_outBuffer output{out.data(), out.size(), 0};
         const std::size_t rc = ZSTD_decompressStream(dctx_.get(), &output, &input);
         produced = output.pos;
+        if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge) {
+            return refuse_window(in);
+        }
         // libzstd stops at the end of a frame, so what it took is all of the current frame.
         note_header(in.first(input.pos));
         in = in.subspan(input.pos);
@@ -214,6 +261,16 @@ private:
     // content size (8) at most.
     static constexpr std::size_t kMaxFrameHeader = 18;
 
+    // The frame's header (what was noted of it, then `in`) names a window over the limit.
+    Status refuse_window(std::span<const std::byte> in) {
+        std::array<std::byte, kMaxFrameHeader> head = header_;
+        const std::size_t n = std::min(in.size(), kMaxFrameHeader - header_size_);
+        std::copy_n(in.begin(), n, head.begin() + static_cast<std::ptrdiff_t>(header_size_));
+        const auto w = mc::zstd_frame_window(std::span(head).first(header_size_ + n));
+        if (Status st = declare_window(w.is_ok() ? w.value() : 0); !st.is_ok()) return st;
+        return {Code::kWindowTooLarge, "zstd: the frame needs a window over 8 MiB"};
+    }
+
     // Collects the first bytes of the current frame until its header says what content size it
     // declares (ZSTD_CONTENTSIZE_UNKNOWN if none; 0 for a skippable frame).
     void note_header(std::span<const std::byte> taken) {
@@ -232,30 +289,28 @@ private:
     std::uint64_t frame_out_ = 0;
 };
 
+}  // namespace
+
+// The limits are set before init(): the zstd decoder's largest window comes from them.
 template <class D, class... A>
-Result<std::unique_ptr<Decoder>> build(A... args) {
+Result<std::unique_ptr<Decoder>> Decoder::build(const InflateLimits& limits, A... args) {
     auto d = std::make_unique<D>(args...);
+    static_cast<Decoder&>(*d).limits_ = limits;
     if (Status st = d->init(); !st.is_ok()) return st;
     return std::unique_ptr<Decoder>(std::move(d));
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Decoder>> make_decoder(Coding c, const InflateLimits& limits) {
-    Result<std::unique_ptr<Decoder>> made =
-        Status{Code::kInvalidArgument, "no decoder for identity"};
     switch (c) {
-        case Coding::kGzip: made = build<ZlibDecoder>(true); break;
-        case Coding::kDeflate: made = build<ZlibDecoder>(false); break;
-        case Coding::kBrotli: made = build<BrotliDecoder>(); break;
-        case Coding::kZstd: made = build<ZstdDecoder>(); break;
+        case Coding::kGzip: return Decoder::build<ZlibDecoder>(limits, true);
+        case Coding::kDeflate: return Decoder::build<ZlibDecoder>(limits, false);
+        case Coding::kBrotli: return Decoder::build<BrotliDecoder>(limits);
+        case Coding::kZstd: return Decoder::build<ZstdDecoder>(limits);
         case Coding::kDcz:  // needs a dictionary the server does not have for request bodies
-            made = Status{Code::kInvalidArgument, "no decoder for dcz request bodies"};
-            break;
+            return Status{Code::kInvalidArgument, "no decoder for dcz request bodies"};
         case Coding::kIdentity: break;
     }
-    if (made.is_ok()) made.value()->limits_ = limits;
-    return made;
+    return Status{Code::kInvalidArgument, "no decoder for identity"};
 }
 
 }  // namespace mc

@@ -2,6 +2,10 @@
 // zstd frame header parsing (RFC 8878 §3.1.1.1), without libzstd's static-only API.
 #include "mc/zstd_frame.h"
 
+#include <zstd.h>
+
+#include <algorithm>
+
 namespace mc {
 
 namespace {
@@ -42,6 +46,31 @@ Result<std::uint64_t> zstd_frame_window(std::span<const std::byte> head) {
     std::uint64_t fcs = read_le(head, pos, fcs_size);
     if (fcs_size == 2) fcs += 256;
     return fcs;
+}
+
+Status check_zstd_frames(std::span<const std::byte> body, std::uint64_t max_window) {
+    constexpr std::uint64_t kSkippableMask = 0xFFFFFFF0;
+    constexpr std::uint64_t kSkippableMagic = 0x184D2A50;
+    if (body.empty()) return {Code::kCorrupt, "no zstd frame"};
+    while (!body.empty()) {
+        const bool skippable =
+            body.size() >= 4 && (read_le(body, 0, 4) & kSkippableMask) == kSkippableMagic;
+        if (!skippable) {
+            const auto window =
+                zstd_frame_window(body.first(std::min(body.size(), kZstdFrameHeaderMax)));
+            if (!window.is_ok()) return window.status();
+            if (window.value() > max_window) {
+                return {Code::kWindowTooLarge, "a zstd frame needs a larger window"};
+            }
+        }
+        // Walks the frame's block headers (or a skippable frame's size): no decoding.
+        const std::size_t n = ZSTD_findFrameCompressedSize(body.data(), body.size());
+        if (ZSTD_isError(n) || n == 0 || n > body.size()) {
+            return {Code::kCorrupt, "not a sequence of whole zstd frames"};
+        }
+        body = body.subspan(n);
+    }
+    return Status::ok();
 }
 
 }  // namespace mc

@@ -36,6 +36,10 @@ struct EntryIdentity {
     std::int64_t mtime = 0;  ///< microseconds since the epoch, as httpd's apr_time_t
     std::uint64_t inode = 0;
     Coding coding = Coding::kIdentity;
+    /// zstd and dcz: the largest window a frame of the body may need, as a client decodes it
+    /// (RFC 9659: 8 MiB for zstd; dcz: after the 40-byte header, the dictionary's bound). 0: the
+    /// frames are not checked.
+    std::uint64_t max_window = 0;
 };
 
 /// Why parse_entry() refused a value.
@@ -49,6 +53,8 @@ enum class EntryError : std::uint8_t {
     kBadMac,              ///< a secret is set and the MAC is missing or wrong
     kUnknownCoding,       ///< an encoding number this build does not know
     kIdentityMismatch,    ///< made for another key, encoding or version of the file
+    kUndecodable,         ///< a zstd body a client would refuse: a window too large, bad frames
+    // Add new kinds above this line: mc_cache.cc counts the kinds up to the last one.
 };
 
 /// A short name for logs: "not ours", "truncated", "checksum mismatch"...
@@ -89,7 +95,8 @@ struct ParsedEntry {
 };
 
 /// Checks `value` as read from the store under `expected.key`: magic, version, lengths, CRC-32,
-/// then (when `secret` is non-empty) the MAC, then the encoding and the file identity. Without a
+/// then (when `secret` is non-empty) the MAC, then the encoding and the file identity, then (when
+/// `expected.max_window` is set) every zstd frame of the body. Without a
 /// secret a MAC trailer is accepted unchecked (such an entry is still checksummed); with one, an
 /// entry without a valid MAC is refused.
 ParsedEntry parse_entry(std::string_view value, const EntryIdentity& expected,

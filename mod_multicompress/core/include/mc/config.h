@@ -40,6 +40,11 @@ inline constexpr std::int64_t kMaxBufferSize = 16 * 1024 * 1024;
 inline constexpr int kDefaultInflateRatio = 200;  // as mod_deflate
 inline constexpr int kDefaultInflateBurst = 3;
 inline constexpr std::int64_t kInflateLimitAsRequestBody = -2;
+/// MultiCompressInflateWindow: the largest br or zstd window a request body may need. A stalled
+/// upload then pins about this plus the decoded body read before the handler (1 MiB).
+inline constexpr std::int64_t kDefaultInflateWindow = 1024 * 1024;
+inline constexpr std::int64_t kMinInflateWindow = 32 * 1024;
+inline constexpr std::int64_t kMaxInflateWindow = 16 * 1024 * 1024;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 inline constexpr std::int64_t kDefaultDictionaryMaxSize = 4 * 1024 * 1024;
 
@@ -65,6 +70,7 @@ struct Config {
     std::int64_t inflate_limit = -1;
     std::int32_t inflate_ratio = -1;
     std::int32_t inflate_burst = -1;
+    std::int64_t inflate_window = -1;      ///< MultiCompressInflateWindow
     Toggle static_files = Toggle::kUnset;  ///< MultiCompressStatic
     Toggle cache = Toggle::kUnset;         ///< MultiCompressCache
     std::int64_t cache_max_entry = -1;
@@ -115,6 +121,9 @@ struct Config {
             case NoteOwner::kMultiCompress: break;
         }
         return notes[i];
+    }
+    [[nodiscard]] std::int64_t inflate_window_value() const {
+        return inflate_window < 0 ? kDefaultInflateWindow : inflate_window;
     }
     [[nodiscard]] bool static_on() const { return static_files == Toggle::kOn; }
     [[nodiscard]] bool cache_on() const { return cache == Toggle::kOn; }

@@ -18,6 +18,11 @@ struct InflateLimits {
     std::int64_t max_output = 0;  ///< most decoded bytes; 0: unlimited
     int ratio = 200;              ///< most decoded/encoded ratio ...
     int burst = 3;                ///< ... that may be exceeded this many checks in a row
+    /// Largest window (history) a br or zstd stream may make the decoder keep, in bytes: a
+    /// stream that declares more fails with kWindowTooLarge before its window is allocated.
+    /// 0: what the format allows for HTTP (brotli 16 MiB, zstd 8 MiB: RFC 9659). gzip and
+    /// deflate always need 32 KiB at most.
+    std::uint64_t max_window = 0;
 };
 
 /// A streaming decoder that enforces InflateLimits while it decodes, so a decompression bomb is
@@ -37,7 +42,8 @@ public:
     Decoder& operator=(const Decoder&) = delete;
     virtual ~Decoder();
 
-    /// Decodes `in` into `out`. Returns kLimitExceeded when a limit is crossed, kCorrupt for
+    /// Decodes `in` into `out`. Returns kLimitExceeded when a limit is crossed,
+    /// kWindowTooLarge when the stream needs a larger window than `max_window`, kCorrupt for
     /// invalid input (including data after the end of a stream that cannot hold another member
     /// or frame, and data after a gzip member or zstd frame that does not start another one).
     Status write(std::span<const std::byte> in, Sink& out);
@@ -46,6 +52,9 @@ public:
     [[nodiscard]] bool finished() const { return finished_; }
     [[nodiscard]] std::uint64_t total_in() const { return total_in_; }
     [[nodiscard]] std::uint64_t total_out() const { return total_out_; }
+    /// The window the stream declared, once known (0 before, or for gzip and deflate); after
+    /// kWindowTooLarge, the one that was refused.
+    [[nodiscard]] std::uint64_t window() const { return window_; }
 
 protected:
     /// One library call: consume from `in` (advancing it) and write at most `out.size()` bytes.
@@ -55,6 +64,9 @@ protected:
     /// After the end of a member or frame, with more input: whether another one may follow
     /// (then the decoder is ready for it). The default: one stream per body.
     virtual bool next_member() { return false; }
+    /// Records the window the stream declared; kWindowTooLarge if it is over the limit.
+    Status declare_window(std::uint64_t window);
+    [[nodiscard]] std::uint64_t max_window() const { return limits_.max_window; }
 
 private:
     Status check_limits();
@@ -63,8 +75,11 @@ private:
     std::uint64_t total_in_ = 0;
     std::uint64_t total_out_ = 0;
     int ratio_hits_ = 0;
+    std::uint64_t window_ = 0;
     bool finished_ = false;
 
+    template <class D, class... A>
+    static Result<std::unique_ptr<Decoder>> build(const InflateLimits& limits, A... args);
     friend Result<std::unique_ptr<Decoder>> make_decoder(Coding, const InflateLimits&);
 };
 

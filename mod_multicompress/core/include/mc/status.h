@@ -14,6 +14,7 @@ enum class Code {
     kLibraryError,
     kCorrupt,
     kLimitExceeded,
+    kWindowTooLarge,  ///< a stream needs a larger window than the decoder may keep
     kCancelled,
 };
 

@@ -16,4 +16,10 @@ inline constexpr std::size_t kZstdFrameHeaderMax = 18;
 /// file, up to kZstdFrameHeaderMax). Errors for anything but a zstd frame header.
 Result<std::uint64_t> zstd_frame_window(std::span<const std::byte> head);
 
+/// Checks a whole zstd body, frame by frame (RFC 8878 §3.1: frames follow one another, skippable
+/// frames among them): every frame needs at most `max_window`, and the frames end exactly where
+/// the body does. kWindowTooLarge names the first frame over the limit (`zstd --long` writes
+/// 128 MiB); kCorrupt means `body` is not a sequence of whole frames.
+Status check_zstd_frames(std::span<const std::byte> body, std::uint64_t max_window);
+
 }  // namespace mc

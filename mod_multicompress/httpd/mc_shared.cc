@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// What may be shared between clients: the response is the file, and whose it is.
+#include "mc_shared.h"
+
+#include <http_log.h>
+#include <http_protocol.h>
+#include <util_filter.h>
+
+#include <array>
+#include <cstring>
+#include <string_view>
+
+#include "mc/headers.h"
+#include "mc_filter_names.h"
+#include "mc_log.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+// Filters known to leave the body alone (names as httpd keeps them, lowercase): our internal
+// ones, mod_headers (headers only), mod_cache (it saves or serves a whole response), mod_buffer
+// (it only joins buckets), mod_session (a header), and httpd's own ap_rwrite buffer.
+constexpr std::array<std::string_view, 15> kKeepsBody{
+    "multicompress_304",
+    "multicompress_dictionary",
+    "multicompress_probe_sink",
+    "fixup_headers_out",
+    "fixup_headers_err",
+    "cache",
+    "cache_save",
+    "cache_save_subreq",
+    "cache_out",
+    "cache_out_subreq",
+    "cache_remove_url",
+    "cache_invalidate",
+    "buffer",
+    "mod_session_out",
+    "old_write",
+};
+
+bool known_to_keep_body(const ap_filter_rec_t* frec) {
+    if (frec->name == nullptr) return false;
+    const std::string_view name = frec->name;
+    for (const std::string_view k : kKeepsBody) {
+        if (name == k) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool default_handler_would_send(const request_rec* r) {
+    if (r->method_number != M_GET || r->finfo.filetype != APR_REG) return false;
+    if (r->path_info != nullptr && *r->path_info != '\0') return false;
+    // httpd names the handler after the content type when nothing else claimed the request.
+    const char* h = r->handler;
+    return h == nullptr || std::strcmp(h, "default-handler") == 0 ||
+           (r->content_type != nullptr && std::strcmp(h, r->content_type) == 0);
+}
+
+bool chain_keeps_body(request_rec* r) {
+    for (ap_filter_t* f = r->output_filters; f != nullptr; f = f->next) {
+        const ap_filter_rec_t* frec = f->frec;
+        if (frec->ftype >= AP_FTYPE_PROTOCOL) break;  // after every content filter
+        if (!codings_of(frec).empty() || known_to_keep_body(frec)) continue;
+        if (frec->providers != nullptr && harness_keeps_body(r, frec)) continue;
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                      "not compressing once: the %s filter may change the body",
+                      frec->name != nullptr ? frec->name : "(unnamed)");
+        return false;
+    }
+    return true;
+}
+
+bool response_is_the_file(request_rec* r) {
+    return r->main == nullptr && default_handler_would_send(r) && chain_keeps_body(r);
+}
+
+std::string server_identity(const request_rec* r) {
+    const server_rec* s = r->server;
+    apr_port_t port = s->port;
+    if (port == 0 && s->addrs != nullptr) port = s->addrs->host_port;
+    if (port == 0 && r->connection->local_addr != nullptr) port = r->connection->local_addr->port;
+    const char* name = s->server_hostname != nullptr ? s->server_hostname : "";
+    return std::string(ap_http_scheme(r)) + "://" + mc::lowercase(name) + ":" +
+           std::to_string(port);
+}
+
+}  // namespace mc::httpd
