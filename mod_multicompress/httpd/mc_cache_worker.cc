@@ -21,6 +21,7 @@
 #include "mc_counters.h"
 #include "mc_log.h"
 #include "mc_pool.h"
+#include "mc_cache_entries.h"
 #include "mc_socache.h"
 
 APLOG_USE_MODULE(multicompress);

@@ -10,7 +10,7 @@
 
 #include "mc/coding.h"
 #include "mc/dictionary.h"
-#include "mc_cache.h"
+#include "mc_cache_entries.h"
 
 namespace mc::httpd {
 

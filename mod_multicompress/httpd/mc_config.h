@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Directives and per-directory configuration (create/merge) of the module.
+// The per-directory configuration: create/merge (a section inherits what it does not set) and
+// its value for a request.
 #pragma once
 
 #include <httpd.h>
 #include <http_config.h>
 
 #include "mc/config.h"
-
-extern "C" {
-extern module AP_MODULE_DECLARE_DATA multicompress_module;
-}
+#include "mc_module.h"
 
 namespace mc::httpd {
-
-/// The directive table (cmds[] of the module struct).
-extern const command_rec kCommands[];
 
 void* create_dir_config(apr_pool_t* p, char* dir) noexcept;
 void* merge_dir_config(apr_pool_t* p, void* base, void* add) noexcept;

@@ -15,8 +15,8 @@ APLOG_USE_MODULE(multicompress);
 
 namespace mc::httpd {
 
-DictionaryCache& child_dictionaries() {
-    static DictionaryCache cache;
+mc::DictionaryCache& child_dictionaries() {
+    static mc::DictionaryCache cache;  // per child: each process has its own copy
     return cache;
 }
 
@@ -44,7 +44,7 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
     head.hash = d.hash;
     head.size = d.bytes.size();
     head.origin = origin;
-    const apr_time_t expiry = apr_time_now() + DictionaryCache::kStoreLifetime;
+    const apr_time_t expiry = apr_time_now() + mc::DictionaryCache::kStoreLifetime;
     // The chunks first: a head in the store means its chunks were written.
     for (std::uint32_t i = 0; i < head.chunks(); ++i) {
         const std::size_t off = std::size_t{i} * mc::kDictionaryChunk;

@@ -22,8 +22,10 @@
 #include "mc_budget.h"
 #include "mc_config.h"
 #include "mc_counters.h"
-#include "mc_dictionary.h"
+#include "mc_brigade.h"
+#include "mc_dictionary_lookup.h"
 #include "mc_filter_names.h"
+#include "mc_harness.h"
 #include "mc_log.h"
 #include "mc_lookahead.h"
 #include "mc_not_modified.h"
@@ -218,7 +220,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     params.exact_size = whole >= 0;
     std::shared_ptr<const mc::PreparedDictionary> dictionary;
     if (d.coding == mc::Coding::kDcz) {
-        dictionary = prepared_dictionary(request_dictionary_shared(r), params.level);
+        if (st->dictionary) dictionary = prepared_dictionary(st->dictionary, params.level);
         if (!dictionary) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                           MC_LOGNO(00273) "cannot prepare the dictionary for dcz");
@@ -370,11 +372,7 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         if (passed_head_of_stream(f, bb, e, &rv)) return rv;
         const char* data = nullptr;
         apr_size_t len = 0;
-        rv = read_bucket(e, &data, &len, APR_NONBLOCK_READ);
-        if (rv == APR_EAGAIN) {
-            if ((rv = flush_for_stall(f, ctx)) != APR_SUCCESS) return rv;
-            rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
-        }
+        rv = read_or_flush(e, &data, &len, [&] { return flush_for_stall(f, ctx); });
         if (rv != APR_SUCCESS) {
             ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
                           MC_LOGNO(00003) "reading the response failed");
@@ -417,8 +415,6 @@ apr_status_t guarded_run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet o
 
 void register_output_filters() {
     register_compress_filters(guarded_run);
-    register_not_modified_filter();
-    register_probe_sink();
 }
 
 }  // namespace mc::httpd

@@ -8,8 +8,7 @@
 
 namespace mc::httpd {
 
-/// Registers the four compressing filters and the internal ones (MULTICOMPRESS_304, the probe
-/// sink of the no-transform look-ahead).
+/// Registers the four compressing filters (DEFLATE, BROTLI_COMPRESS, ZSTD, MULTICOMPRESS).
 void register_output_filters();
 
 }  // namespace mc::httpd

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The no-transform look-ahead: whether mod_headers will add Cache-Control: no-transform after us.
+// The look-ahead at mod_headers: the response headers as its filter, after ours, will leave them.
 #include "mc_lookahead.h"
 
+#include <ap_mmn.h>
+#include <http_config.h>
 #include <http_log.h>
 
 #include "mc/headers.h"
@@ -15,8 +17,10 @@ namespace {
 
 // Set once in register_hooks, read-only afterwards.
 ap_filter_rec_t* g_probe_sink = nullptr;
+// mod_headers' FIXUP_HEADERS_OUT record, as checked at post_config (nullptr: not loaded).
+ap_filter_rec_t* g_fixup = nullptr;
 
-// The end of the chain while probing (see no_transform_downstream): swallows what it gets.
+// The end of the chain while probing (see probe_headers): swallows what it gets.
 apr_status_t out_probe_sink(ap_filter_t* /*f*/, apr_bucket_brigade* bb) noexcept {
     apr_brigade_cleanup(bb);
     return APR_SUCCESS;
@@ -35,10 +39,7 @@ LateHeaders probe_headers(ap_filter_t* f) {
     ap_filter_t* prev = f;
     for (ap_filter_t* g = f->next; g != nullptr && g->r == r && g->frec->ftype < AP_FTYPE_PROTOCOL;
          prev = g, g = g->next) {
-        if (g->frec->name == nullptr || ap_cstr_casecmp(g->frec->name, "FIXUP_HEADERS_OUT") != 0 ||
-            g->frec->filter_func.out_func == nullptr) {
-            continue;
-        }
+        if (g_fixup == nullptr || g->frec != g_fixup) continue;
         apr_table_t* const out = r->headers_out;
         apr_table_t* const err = r->err_headers_out;
         r->headers_out = apr_table_copy(r->pool, out);
@@ -80,6 +81,24 @@ void add_late_no_transform(ap_filter_t* f, const mc::Config& cfg, mc::ResponseVi
     ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, f->r, "mod_headers will %sset no-transform",
                   found ? "" : "not ");
     if (found) view.response_cache_control = "no-transform";
+}
+
+int lookahead_post_config(apr_pool_t* /*pconf*/, apr_pool_t* /*plog*/, apr_pool_t* /*ptemp*/,
+                          server_rec* s) noexcept {
+    g_fixup = nullptr;
+    const module* m = ap_find_linked_module("mod_headers.c");
+    if (m == nullptr) return OK;
+    ap_filter_rec_t* frec = ap_get_output_filter_handle("FIXUP_HEADERS_OUT");
+    if (m->version != MODULE_MAGIC_NUMBER_MAJOR || frec == nullptr ||
+        frec->ftype != AP_FTYPE_CONTENT_SET || frec->filter_func.out_func == nullptr) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                     MC_LOGNO(00222) "mod_headers' FIXUP_HEADERS_OUT filter is not the httpd 2.4 "
+                                     "content-set filter this module runs ahead of time to see "
+                                     "the headers it will set; refusing to start");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    g_fixup = frec;
+    return OK;
 }
 
 void register_probe_sink() {

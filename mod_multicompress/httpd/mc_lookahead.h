@@ -14,6 +14,13 @@ namespace mc::httpd {
 /// Registers the internal filter that ends the chain while probing.
 void register_probe_sink();
 
+/// post_config: the guard of the out-of-turn call into mod_headers' FIXUP_HEADERS_OUT filter.
+/// With mod_headers loaded, its filter must be registered as httpd 2.4's mod_headers registers it
+/// (a content-set output filter of a module of this ABI); otherwise startup is refused. The probe
+/// only ever calls that very record.
+int lookahead_post_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp,
+                          server_rec* s) noexcept;
+
 /// The response's header tables as they will be when the body leaves: copies after a dry run of
 /// mod_headers' FIXUP_HEADERS_OUT filter if it is after `f` in the chain, else the tables
 /// themselves. Read-only for the caller.

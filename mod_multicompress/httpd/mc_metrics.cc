@@ -18,7 +18,6 @@
 APLOG_USE_MODULE(multicompress);
 
 namespace mc::httpd {
-namespace {
 
 int status_section(request_rec* r, int flags) noexcept {
     try {
@@ -31,8 +30,6 @@ int status_section(request_rec* r, int flags) noexcept {
     }
     return OK;
 }
-
-}  // namespace
 
 int metrics_handler(request_rec* r) noexcept {
     if (r->handler == nullptr || std::strcmp(r->handler, "multicompress-metrics") != 0)
@@ -53,10 +50,6 @@ int metrics_handler(request_rec* r) noexcept {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00203) "metrics handler failed");
     }
     return HTTP_INTERNAL_SERVER_ERROR;
-}
-
-void register_status_hook() {
-    APR_OPTIONAL_HOOK(ap, status_hook, status_section, nullptr, nullptr, APR_HOOK_MIDDLE);
 }
 
 }  // namespace mc::httpd

@@ -8,7 +8,7 @@ namespace mc::httpd {
 
 /// Handler for `SetHandler multicompress-metrics`.
 int metrics_handler(request_rec* r) noexcept;
-/// Registers the mod_status hook (an optional hook: nothing happens without mod_status).
-void register_status_hook();
+/// mod_status's optional status_hook: the module's section of /server-status (and ?auto).
+int status_section(request_rec* r, int flags) noexcept;
 
 }  // namespace mc::httpd

@@ -14,8 +14,7 @@
 #include "mc/headers.h"
 #include "mc/policy.h"
 #include "mc_config.h"
-#include "mc_dictionary.h"
-#include "mc_filter_names.h"
+#include "mc_harness.h"
 #include "mc_log.h"
 #include "mc_lookahead.h"
 #include "mc_response.h"
@@ -82,7 +81,7 @@ apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
                 mc::CodingSet possible = st->codings;
                 for (std::size_t i = 0; i < st->n_harnesses; ++i) {
                     codings = codings | codings_via_harness(r, st->harnesses[i]);
-                    possible = possible | codings_in_harness(st->harnesses[i]);
+                    possible = possible | codings_in_harness(r, st->harnesses[i]);
                 }
                 // A proxied 304 has no Content-Type to pick a provider by: decide as the
                 // harness's providers could.
@@ -102,12 +101,10 @@ apr_status_t out_not_modified(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
 }  // namespace
 
 void register_not_modified_filter() {
-    // Internal: fixes up the headers of a 304 (see remember_filters).
+    // Internal: fixes up the headers of a 304 (added by prepare_request, mc_prepare.cc).
     g_not_modified_filter = ap_register_output_filter("MULTICOMPRESS_304", out_not_modified,
                                                       nullptr, AP_FTYPE_CONTENT_SET);
 }
-
-namespace {
 
 // If-None-Match as the handler or backend must see it (httpd bug 45023: it compares with its
 // own ETag, without our suffixes). Each tag loses exactly the suffix alter_etag added, so a
@@ -139,54 +136,20 @@ void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possi
                   rewritten.c_str());
 }
 
-}  // namespace
-
-void remember_filters(request_rec* r) noexcept {
-    // The default handler sends its 304 through the chain, but mod_filter's harness (which runs
-    // AddOutputFilterByType) passes non-200 responses by untouched. So remember which of our
-    // codings are on this response (insert_filter runs after mod_filter and SetOutputFilter have
-    // added theirs) and add a small filter that only fixes up a 304's headers.
-    try {
-        if (r->main != nullptr) return;
-        mc::CodingSet on_response;
-        std::array<const ap_filter_rec_t*, RequestState::kMaxHarnesses> harnesses{};
-        std::size_t n_harnesses = 0;
-        for (ap_filter_t* f = r->output_filters; f != nullptr; f = f->next) {
-            if (f->r != r) continue;
-            on_response = on_response | codings_on(r, f);
-            // A handler may set the content type only later (CGI): keep the harnesses to
-            // evaluate their providers when a 304 goes out.
-            if (f->frec->providers != nullptr && n_harnesses < harnesses.size() &&
-                harness_has_ours(f->frec)) {
-                harnesses[n_harnesses++] = f->frec;
-            }
-        }
-        if (on_response.empty() && n_harnesses == 0) return;
-        RequestState* st = request_state(r, true);
-        st->codings = on_response;
-        st->harnesses = harnesses;
-        st->n_harnesses = n_harnesses;
-        ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
-        mc::CodingSet possible = on_response;
-        for (std::size_t i = 0; i < n_harnesses; ++i) {
-            possible = possible | codings_in_harness(harnesses[i]);
-        }
-        rewrite_if_none_match(r, st, possible);
-    } catch (...) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00007) "insert_filter failed");
-    }
+void add_not_modified_filter(request_rec* r) {
+    ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
 }
 
 void reinsert_for_304(request_rec* r) noexcept {
     // Error responses start over with the protocol filters only (ap_send_error_response).
     const RequestState* st = request_state(r, false);
     if (st == nullptr || r->status != HTTP_NOT_MODIFIED || r->main != nullptr) return;
-    ap_add_output_filter_handle(g_not_modified_filter, nullptr, r, r->connection);
+    add_not_modified_filter(r);
 }
 
 int strip_conditional_suffixes(request_rec* r) noexcept {
     // Only remembers the request's If-None-Match here (mod_cache's quick handler, which ran
-    // before, may have put its stored validator there); remember_filters rewrites it once it
+    // before, may have put its stored validator there); prepare_request rewrites it once it
     // knows that our filters are on the response.
     try {
         if (r->main != nullptr) return DECLINED;

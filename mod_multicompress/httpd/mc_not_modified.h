@@ -6,6 +6,7 @@
 #include <util_filter.h>
 
 #include "mc/coding.h"
+#include "mc_request_state.h"
 
 namespace mc::httpd {
 
@@ -17,8 +18,12 @@ void register_not_modified_filter();
 /// request, whichever filter gets there first.
 void not_modified_headers(ap_filter_t* f, mc::CodingSet codings);
 
-/// insert_filter hook (last): remembers which of our filters are on the response.
-void remember_filters(request_rec* r) noexcept;
+/// Adds MULTICOMPRESS_304 to the response (it fixes up the headers of a 304 after mod_filter,
+/// which passes non-200 responses by its providers, and mod_headers).
+void add_not_modified_filter(request_rec* r);
+/// If-None-Match as the handler or backend must see it (httpd bug 45023: it compares with its
+/// own ETag, without our suffixes). `possible`: our codings on the response.
+void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possible);
 /// insert_error_filter hook: puts our filter back on a 304 from the default handler, so that it
 /// carries the Vary and ETag the 200 would (httpd removes content filters before sending it).
 void reinsert_for_304(request_rec* r) noexcept;

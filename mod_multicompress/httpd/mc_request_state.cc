@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the per-request state lives: r->request_config, in r->pool.
+// Where the per-request state lives: r->request_config, in r->pool (destroyed with it).
 #include "mc_request_state.h"
 
 #include <http_config.h>
 
-#include <new>
-
-#include "mc_config.h"
+#include "mc_module.h"
+#include "mc_pool.h"
 
 namespace mc::httpd {
 
@@ -14,10 +13,15 @@ RequestState* request_state(request_rec* r, bool create) {
     auto* st =
         static_cast<RequestState*>(ap_get_module_config(r->request_config, &multicompress_module));
     if (st == nullptr && create) {
-        st = new (apr_pcalloc(r->pool, sizeof(RequestState))) RequestState();
+        st = pool_new<RequestState>(r->pool);
         ap_set_module_config(r->request_config, &multicompress_module, st);
     }
     return st;
+}
+
+const RequestState* request_state(const request_rec* r) {
+    return static_cast<const RequestState*>(
+        ap_get_module_config(r->request_config, &multicompress_module));
 }
 
 }  // namespace mc::httpd

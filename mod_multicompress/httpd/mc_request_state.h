@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The per-request state (r->request_config): our filters on the response, and the one decision.
+// The per-request state (r->request_config): what the request brings to the decision (our
+// filters on the response, the dictionary it names), the handler's plan, and the one decision.
 #pragma once
 
 #include <httpd.h>
@@ -22,21 +23,22 @@ struct HandlerPlan {
     const char* cache_key = nullptr;  ///< set on a cache miss with a usable store (in r->pool)
 };
 
-/// Per-request state kept in r->request_config.
+/// Per-request state kept in r->request_config, made by the insert_filter hook that prepares the
+/// request (mc_prepare.cc) and destroyed with r->pool.
 struct RequestState {
     static constexpr std::size_t kMaxHarnesses = 4;
     mc::CodingSet codings;  ///< our filters on the response, as seen at insert_filter
-    /// mod_filter harnesses with one of our filters as a provider, for a 304 (see
-    /// remember_filters in mc_not_modified.cc).
+    /// mod_filter harnesses with one of our filters as a provider, for a 304 (mc_not_modified).
     std::array<const ap_filter_rec_t*, kMaxHarnesses> harnesses{};
     std::size_t n_harnesses = 0;
     bool etag_done = false;  ///< the ETag is altered for this response (alter_etag)
     /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
     const char* if_none_match = nullptr;
     HandlerPlan plan;
-    /// The dictionary the request names and the server holds (mc_dictionary.cc), once looked up.
-    const std::shared_ptr<const mc::DictionaryBytes>* dictionary = nullptr;
-    bool dictionary_resolved = false;
+    /// The dictionary the request names and the server holds and may use for it (RFC 9842),
+    /// looked up once before any decision (mc_dictionary_lookup.cc); null when none. Everything
+    /// after reads it here and does no I/O for it.
+    std::shared_ptr<const mc::DictionaryBytes> dictionary;
     /// The decision for this response, once made from its final headers: by the filter's first
     /// call, or for a 304 by whichever of the filter and the 304 filter gets there first. Every
     /// later step reads it; nothing decides again once `decided` is set.
@@ -55,6 +57,9 @@ struct RequestState {
     }
 };
 
+/// The state of `r`, made on first use when `create` (else nullptr when none).
 RequestState* request_state(request_rec* r, bool create);
+/// The same, read-only, never made.
+const RequestState* request_state(const request_rec* r);
 
 }  // namespace mc::httpd

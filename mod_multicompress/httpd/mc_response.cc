@@ -7,9 +7,10 @@
 
 #include <new>
 
+#include "mc/dictionary.h"
 #include "mc/headers.h"
 #include "mc_config.h"
-#include "mc_dictionary.h"
+#include "mc_dictionary_config.h"
 
 namespace mc::httpd {
 namespace {
@@ -56,23 +57,43 @@ void merge_vary(request_rec* r) {
     if (dir_config(r).cross_site_identity() && !has_token(r, "Vary", "Sec-Fetch-Site")) {
         apr_table_mergen(r->headers_out, "Vary", "Sec-Fetch-Site");
     }
-    if ((dictionary_may_apply(r) || request_dictionary(r) != nullptr) &&
+    const RequestState* st = request_state(r);
+    if ((dictionary_may_apply(r) || (st != nullptr && st->dictionary)) &&
         !has_token(r, "Vary", "Available-Dictionary")) {
         apr_table_mergen(r->headers_out, "Vary", "Available-Dictionary");
     }
 }
 
-// Every place httpd keeps a response's content coding, joined.
+// Every place httpd keeps a response's content coding, joined; the same value kept in two places
+// (r->content_encoding and the header it came from) counts once.
 std::string content_encoding_of(const request_rec* r) {
     std::string all;
+    const char* seen[3] = {};
+    std::size_t n = 0;
     for (const char* v :
          {apr_table_get(r->headers_out, "Content-Encoding"),
           apr_table_get(r->err_headers_out, "Content-Encoding"), r->content_encoding}) {
         if (v == nullptr) continue;
+        bool again = false;
+        for (std::size_t i = 0; i < n; ++i) again = again || mc::iequals(seen[i], v);
+        if (again) continue;
+        seen[n++] = v;
         if (!all.empty()) all += ", ";
         all += v;
     }
     return all;
+}
+
+void unset_byte_headers(apr_table_t* t) {
+    for (const char* h : {"Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
+        apr_table_unset(t, h);
+    }
+}
+
+std::string dcz_etag_tag(const request_rec* r, mc::Coding coding) {
+    const RequestState* st = request_state(r);
+    if (coding != mc::Coding::kDcz || st == nullptr || !st->dictionary) return {};
+    return mc::hash_hex(st->dictionary->hash).substr(0, mc::kDczEtagTagSize);
 }
 
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
@@ -110,10 +131,8 @@ void set_compressed_headers(request_rec* r, mc::Coding coding, const mc::Config&
     apr_table_unset(r->err_headers_out, "Content-Encoding");
     apr_table_setn(r->headers_out, "Content-Encoding", value);
     r->content_encoding = value;  // ap_http_header_filter copies it into the header
-    for (const char* h : {"Content-Length", "Content-MD5", "Content-Digest", "Repr-Digest"}) {
-        apr_table_unset(r->headers_out, h);
-        apr_table_unset(r->err_headers_out, h);
-    }
+    unset_byte_headers(r->headers_out);
+    unset_byte_headers(r->err_headers_out);
     alter_etag(r, coding, cfg.etag_value());
 }
 
@@ -160,7 +179,8 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
                                     mc::iequals(mc::trim_ows(site), "cross-site") &&
                                     (apr_table_get(r->headers_in, "Cookie") != nullptr ||
                                      apr_table_get(r->headers_in, "Authorization") != nullptr);
-    v.dictionary_available = request_dictionary(r) != nullptr;
+    const RequestState* st = request_state(r);
+    v.dictionary_available = st != nullptr && st->dictionary != nullptr;
     return v;
 }
 

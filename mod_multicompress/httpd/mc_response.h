@@ -24,6 +24,12 @@ bool has_token(const request_rec* r, const char* header, const char* token);
 void merge_vary(request_rec* r);
 /// Every place httpd keeps a response's content coding, joined with ", ".
 std::string content_encoding_of(const request_rec* r);
+/// Removes from `t` the headers that describe a body's bytes as they are (its length, checksums
+/// and digests), which a new content coding (or its removal) makes wrong.
+void unset_byte_headers(apr_table_t* t);
+/// For `coding` dcz: the first hex digits of the request's dictionary's hash, which the dcz ETag
+/// carries; "" for every other coding or without a dictionary.
+std::string dcz_etag_tag(const request_rec* r, mc::Coding coding);
 /// Applies MultiCompressAlterETag to the response's ETag, once per response (a later call does
 /// nothing). kIdentity escapes a tag that ends in one of our suffixes (see mc::alter_etag).
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode);

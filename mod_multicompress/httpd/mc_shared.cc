@@ -12,6 +12,7 @@
 
 #include "mc/headers.h"
 #include "mc_filter_names.h"
+#include "mc_harness.h"
 #include "mc_log.h"
 
 APLOG_USE_MODULE(multicompress);

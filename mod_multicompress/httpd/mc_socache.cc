@@ -22,7 +22,9 @@
 
 #include "mc/metrics.h"
 #include "mc_counters.h"
+#include "mc_directive_args.h"
 #include "mc_log.h"
+#include "mc_module.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -171,31 +173,26 @@ void note_cache_wanted(cmd_parms* /*cmd*/) {
 }
 
 const char* set_cache_store(cmd_parms* cmd, void* /*mconfig*/, const char* arg) noexcept {
-    try {
+    return directive::guarded(cmd, [&]() -> const char* {
         if (const char* err =
                 create_store(server_conf(cmd->server), arg, cmd->temp_pool, cmd->pool)) {
-            return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+            return directive::fail(cmd, err, arg);
         }
         g_cache_wanted = true;
         return nullptr;
-    } catch (...) {
-        return "MultiCompressCacheStore: internal error";
-    }
+    });
 }
 
 const char* set_cache_secret(cmd_parms* cmd, void* /*mconfig*/, const char* arg) noexcept {
-    try {
+    return directive::guarded(cmd, [&]() -> const char* {
         if (const char* err = ap_check_cmd_context(cmd, GLOBAL_ONLY)) return err;
         const char* path = ap_server_root_relative(cmd->temp_pool, arg);
-        if (path == nullptr)
-            return apr_psprintf(cmd->pool, "%s: bad path '%s'", cmd->cmd->name, arg);
+        if (path == nullptr) return directive::fail(cmd, "bad path", arg);
         if (const char* err = read_secret(path, cmd->pool, g_secret)) {
-            return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+            return directive::fail(cmd, err, arg);
         }
         return nullptr;
-    } catch (...) {
-        return "MultiCompressCacheSecret: internal error";
-    }
+    });
 }
 
 int socache_pre_config(apr_pool_t* pconf, apr_pool_t* /*plog*/, apr_pool_t* /*ptemp*/) noexcept {

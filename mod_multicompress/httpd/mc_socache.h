@@ -13,11 +13,9 @@ namespace mc::httpd {
 
 void* create_server_config(apr_pool_t* p, server_rec* s) noexcept;
 void* merge_server_config(apr_pool_t* p, void* base, void* add) noexcept;
-/// MultiCompressCacheStore provider[:args] (server and virtual host).
-const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
-/// MultiCompressCacheSecret FILE (main server only): entries carry an HMAC-SHA256 keyed with the
-/// file's contents, and entries without a valid one are refused.
-const char* set_cache_secret(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
+// Its directives, MultiCompressCacheStore provider[:args] (server and virtual host) and
+// MultiCompressCacheSecret FILE (main server only: entries carry an HMAC-SHA256 keyed with the
+// file's contents, and entries without a valid one are refused), are in mc_directives.h.
 /// Notes that some section turned MultiCompressCache on (a store is then set up at startup).
 /// Only while the configuration is read: a directive in .htaccess (read at request time) writes
 /// no process state, and without a server-level store its requests find the cache unavailable.

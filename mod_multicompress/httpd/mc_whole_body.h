@@ -17,13 +17,6 @@ namespace mc::httpd {
 /// before anything is passed on, so the response can carry its compressed Content-Length.
 constexpr apr_off_t kWholeBodyLimit = 4 * 1024 * 1024;
 
-/// apr_bucket_read, reading a small FILE bucket instead of mapping it.
-apr_status_t read_bucket(apr_bucket* e, const char** data, apr_size_t* len, apr_read_type_e block);
-
-/// Length of the body if the brigade holds all of it (EOS present, every length known), else -1.
-/// `plain` tells whether it holds only data and the EOS (no FLUSH or other metadata).
-apr_off_t whole_body_length(apr_bucket_brigade* bb, bool& plain);
-
 /// A held slot of the child's compression gate, given back by release() or at the latest when
 /// destroyed. Bodies under 256 KiB never take one.
 class GateSlot {

@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// mod_multicompress: the module struct and hook registration, nothing else.
+// mod_multicompress: the module struct and the registration of every hook and filter, nothing
+// else. docs/design.md walks a request through them.
 #include <httpd.h>
 #include <http_config.h>
+#include <apr_optional_hooks.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <mod_status.h>
 
+#include "mc_budget.h"
 #include "mc_cache_worker.h"
 #include "mc_config.h"
-#include "mc_filter.h"
-#include "mc_filter_names.h"
-#include "mc_budget.h"
 #include "mc_conflicts.h"
 #include "mc_counters.h"
-#include "mc_dictionary.h"
-#include "mc_inflate.h"
-#include "mc_not_modified.h"
+#include "mc_dictionary_learn.h"
+#include "mc_directives.h"
+#include "mc_filter.h"
+#include "mc_harness.h"
+#include "mc_inflate_in.h"
+#include "mc_inflate_out.h"
+#include "mc_lookahead.h"
 #include "mc_metrics.h"
+#include "mc_not_modified.h"
+#include "mc_prepare.h"
+#include "mc_sidecar.h"
 #include "mc_socache.h"
 #include "mc_static.h"
 #include "mc_whole_body.h"
@@ -23,37 +31,51 @@
 namespace {
 
 void register_hooks(apr_pool_t* /*p*/) noexcept {
-    mc::httpd::register_output_filters();
-    mc::httpd::register_inflate_filters();
-    mc::httpd::register_dictionary_filter();
-    // Before mod_cache and the default handler evaluate the request's validators.
-    ap_hook_fixups(mc::httpd::strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
-    ap_hook_insert_filter(mc::httpd::remember_filters, nullptr, nullptr, APR_HOOK_REALLY_LAST);
-    ap_hook_insert_filter(mc::httpd::insert_dictionary_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_insert_error_filter(mc::httpd::reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
-    // Before the default handler (REALLY_LAST): a fresh sidecar replaces compressing the file.
-    ap_hook_handler(mc::httpd::serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
-    // The sidecar lookup's subrequest logs quietly: from its translation on (the location walk
-    // before it may set the section's log), and again before its access checks.
-    ap_hook_translate_name(mc::httpd::quiet_sidecar_probe, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
-    ap_hook_post_perdir_config(mc::httpd::quiet_sidecar_probe, nullptr, nullptr,
-                               APR_HOOK_REALLY_FIRST);
-    ap_hook_pre_config(mc::httpd::socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    using namespace mc::httpd;
+    // ---- filters
+    register_output_filters();         // DEFLATE, BROTLI_COMPRESS, ZSTD, MULTICOMPRESS (mc_filter)
+    register_not_modified_filter();    // MULTICOMPRESS_304 (mc_not_modified)
+    register_dictionary_filter();      // MULTICOMPRESS_DICTIONARY (mc_dictionary_learn)
+    register_probe_sink();             // MULTICOMPRESS_PROBE_SINK (mc_lookahead)
+    register_inflate_input_filter();   // DEFLATE, input (mc_inflate_in)
+    register_inflate_output_filter();  // INFLATE (mc_inflate_out)
+
+    // ---- configuration and process life
+    ap_hook_pre_config(socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_check_config(refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After the socache providers' modules have set themselves up.
-    ap_hook_post_config(mc::httpd::socache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(socache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // The guards of the two private things read from other modules: mod_filter's provider list
+    // and mod_headers' filter, run ahead of its turn.
+    ap_hook_post_config(harness_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(lookahead_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(counters_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_post_config(budget_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(counters_child_init, nullptr, nullptr, APR_HOOK_FIRST);
     // The store's mutex first, then the worker that uses it.
-    ap_hook_child_init(mc::httpd::socache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_child_init(mc::httpd::cache_worker_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_child_init(mc::httpd::whole_body_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
-    // After mod_filter read AddOutputFilterByType: its provider layout is what we read.
-    ap_hook_post_config(mc::httpd::filter_names_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_post_config(mc::httpd::counters_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_post_config(mc::httpd::budget_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_child_init(mc::httpd::counters_child_init, nullptr, nullptr, APR_HOOK_FIRST);
-    ap_hook_handler(mc::httpd::metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);
-    ap_hook_log_transaction(mc::httpd::count_response, nullptr, nullptr, APR_HOOK_MIDDLE);
-    mc::httpd::register_status_hook();
-    ap_hook_check_config(mc::httpd::refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(socache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(cache_worker_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_child_init(whole_body_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+
+    // ---- a request, in the order httpd runs its hooks
+    // The sidecar lookup's subrequest logs quietly: from its translation on (the location walk
+    // before it may set a section's log), and again before its access checks.
+    ap_hook_translate_name(quiet_sidecar_probe, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
+    ap_hook_post_perdir_config(quiet_sidecar_probe, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
+    // Before mod_cache and the default handler evaluate the request's validators.
+    ap_hook_fixups(strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
+    ap_hook_insert_filter(insert_dictionary_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // After every other module has added its filters: what the request brings to the decision.
+    ap_hook_insert_filter(prepare_request, nullptr, nullptr, APR_HOOK_REALLY_LAST);
+    ap_hook_insert_error_filter(reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // First of all handlers: they build what they pass on from the request headers.
+    ap_hook_handler(prebuffer_request_body, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
+    ap_hook_handler(metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // Before the default handler (REALLY_LAST): a sidecar or cache entry replaces the file.
+    ap_hook_handler(serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
+    ap_hook_log_transaction(count_response, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // mod_status's section (an optional hook: nothing happens without mod_status).
+    APR_OPTIONAL_HOOK(ap, status_hook, status_section, nullptr, nullptr, APR_HOOK_MIDDLE);
 }
 
 }  // namespace

@@ -155,6 +155,10 @@ void* mem_alloc_cb(void* /*opaque*/, std::size_t n) noexcept {
     return mem_alloc(n);
 }
 
+void* mem_zalloc_cb(void* /*opaque*/, unsigned int items, unsigned int size) noexcept {
+    return mem_alloc(std::size_t{items} * std::size_t{size});
+}
+
 void mem_free_cb(void* /*opaque*/, void* p) noexcept {
     mem_free(p);
 }

@@ -19,13 +19,6 @@
 namespace mc {
 namespace {
 
-voidpf zlib_alloc(voidpf /*opaque*/, uInt items, uInt size) {
-    return mem_alloc(std::size_t{items} * std::size_t{size});
-}
-void zlib_free(voidpf /*opaque*/, voidpf p) {
-    mem_free(p);
-}
-
 const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
 
 }  // namespace
@@ -100,8 +93,8 @@ public:
     }
     Status init() {
         // 15 + 16: gzip framing only (RFC 1952); 15: zlib format, the "deflate" coding.
-        zs_.zalloc = zlib_alloc;
-        zs_.zfree = zlib_free;
+        zs_.zalloc = mem_zalloc_cb;
+        zs_.zfree = mem_free_cb;
         if (inflateInit2(&zs_, gzip_ ? 15 + 16 : 15) != Z_OK) {
             return {Code::kOutOfMemory, "zlib: inflateInit2 failed"};
         }

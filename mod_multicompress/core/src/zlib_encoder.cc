@@ -12,15 +12,6 @@
 namespace mc {
 namespace {
 
-// zlib's allocator shape (items x size); its state (~256 KiB at memLevel 8, windowBits 15) is
-// mapped on its own rather than left in a malloc arena (mc/alloc.h).
-voidpf zlib_alloc(voidpf /*opaque*/, uInt items, uInt size) {
-    return mem_alloc(std::size_t{items} * std::size_t{size});
-}
-void zlib_free(voidpf /*opaque*/, voidpf p) {
-    mem_free(p);
-}
-
 class ZlibEncoder final : public Encoder {
 public:
     explicit ZlibEncoder(Coding c) : coding_(c) {}
@@ -31,8 +22,8 @@ public:
     Status init(const EncoderParams& p) {
         // windowBits + 16: zlib writes the gzip header and CRC-32 trailer (RFC 1952).
         const int wbits = coding_ == Coding::kGzip ? p.window_log + 16 : p.window_log;
-        zs_.zalloc = zlib_alloc;
-        zs_.zfree = zlib_free;
+        zs_.zalloc = mem_zalloc_cb;
+        zs_.zfree = mem_free_cb;
         const int rc =
             deflateInit2(&zs_, p.level, Z_DEFLATED, wbits, p.mem_level, Z_DEFAULT_STRATEGY);
         if (rc == Z_MEM_ERROR) return {Code::kOutOfMemory, "zlib: out of memory"};

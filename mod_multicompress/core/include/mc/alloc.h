@@ -30,8 +30,11 @@ inline constexpr std::size_t kMapThreshold = 64 * 1024;
 /// Frees a block from mem_alloc; nullptr is ignored.
 void mem_free(void* p) noexcept;
 
-/// Callbacks in the shapes the libraries take (brotli alloc_func/free_func, ZSTD_customMem).
+/// Callbacks in the shapes the libraries take (brotli alloc_func/free_func, ZSTD_customMem, and
+/// zlib's alloc_func, items x size, with mem_free_cb as its free_func): library state is mapped
+/// on its own rather than left in a malloc arena (zlib's deflate state is ~256 KiB).
 void* mem_alloc_cb(void* opaque, std::size_t n) noexcept;
+void* mem_zalloc_cb(void* opaque, unsigned int items, unsigned int size) noexcept;
 void mem_free_cb(void* opaque, void* p) noexcept;
 
 /// Bytes of mem_alloc's large blocks in use, for tests and diagnostics.

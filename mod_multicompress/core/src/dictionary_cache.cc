@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// A server process's dictionaries: bounded, least recently used first (mc/dictionary_cache.h).
+#include "mc/dictionary_cache.h"
+
+#include <algorithm>
+
+namespace mc {
+
+std::string DictionaryCache::key_of(const DictionaryHash& h) {
+    return {reinterpret_cast<const char*>(h.data()), h.size()};
+}
+
+DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = map_.find(key_of(h));
+    if (it == map_.end()) return nullptr;
+    it->second.used = ++clock_;
+    return it->second.bytes;
+}
+
+DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h, const std::string& origin) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = map_.find(key_of(h));
+    if (it == map_.end() || !it->second.origins.contains(origin)) return nullptr;
+    it->second.used = ++clock_;
+    return it->second.bytes;
+}
+
+// The entry for `d`, made (and its bytes counted) when new; the caller holds the lock.
+DictionaryCache::Entry& DictionaryCache::entry_for(const Shared& d) {
+    Entry& e = map_[key_of(d->hash)];
+    if (!e.bytes) {
+        e.bytes = d;
+        total_ += d->bytes.size();
+    }
+    e.used = ++clock_;
+    return e;
+}
+
+void DictionaryCache::put(Shared d, const std::string& origin) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = entry_for(d);
+    e.origins.emplace(origin, 0);
+    misses_.erase(key_of(d->hash) + origin);
+    evict();
+}
+
+bool DictionaryCache::missed_lately(const DictionaryHash& h, const std::string& origin,
+                                    MicroTime now) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = misses_.find(key_of(h) + origin);
+    return it != misses_.end() && now - it->second < kMissMemory;
+}
+
+void DictionaryCache::note_miss(const DictionaryHash& h, const std::string& origin, MicroTime now) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (misses_.size() >= kMaxMisses) misses_.clear();
+    misses_[key_of(h) + origin] = now;
+}
+
+MicroTime* DictionaryCache::stored_at(const DictionaryHash& h, const std::string& origin) {
+    const auto it = map_.find(key_of(h));
+    if (it == map_.end()) return nullptr;
+    const auto o = it->second.origins.find(origin);
+    return o == it->second.origins.end() ? nullptr : &o->second;
+}
+
+bool DictionaryCache::stored_recently(const DictionaryHash& h, const std::string& origin,
+                                      MicroTime now) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const MicroTime* stored = stored_at(h, origin);
+    return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
+}
+
+bool DictionaryCache::claim_store(const DictionaryHash& h, const std::string& origin,
+                                  MicroTime now) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    MicroTime* stored = stored_at(h, origin);
+    if (stored == nullptr || (*stored != 0 && now - *stored < kRestoreAfter)) return false;
+    *stored = now;
+    return true;
+}
+
+std::shared_ptr<const PreparedDictionary> DictionaryCache::prepared(const Shared& d, int level) {
+    {
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = map_.find(key_of(d->hash));
+        if (it != map_.end()) {
+            it->second.used = ++clock_;
+            if (const auto p = it->second.prepared.find(level); p != it->second.prepared.end())
+                return p->second;
+        }
+    }
+    // Made outside the lock: preparing a large dictionary at a high level takes a while.
+    auto made = PreparedDictionary::make(d, level);
+    if (!made.is_ok()) return nullptr;
+    std::shared_ptr<const PreparedDictionary> p = std::move(made).value();
+    const std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = entry_for(d);
+    const auto [it, inserted] = e.prepared.emplace(level, p);
+    if (!inserted) return it->second;  // another thread was first
+    total_ += p->footprint() - d->bytes.size();
+    evict();
+    return p;
+}
+
+std::optional<DictionaryHash> DictionaryCache::file_hash(const std::string& file) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = files_.find(file);
+    if (it == files_.end()) return std::nullopt;
+    return it->second;
+}
+
+void DictionaryCache::remember_file(const std::string& file, const DictionaryHash& h) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (files_.size() >= kMaxFiles) files_.clear();
+    files_[file] = h;
+}
+
+std::size_t DictionaryCache::footprint() const {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return total_;
+}
+
+std::size_t DictionaryCache::size() const {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return map_.size();
+}
+
+std::size_t DictionaryCache::footprint_of(const Entry& e) {
+    std::size_t n = e.bytes ? e.bytes->bytes.size() : 0;
+    for (const auto& [level, p] : e.prepared) n += p->footprint() - p->size();
+    return n;
+}
+
+// Least recently used first, keeping at least the newest; responses that hold a dictionary
+// keep it alive (shared_ptr) until they end.
+void DictionaryCache::evict() {
+    while (total_ > budget_ && map_.size() > 1) {
+        auto oldest = map_.begin();
+        for (auto it = map_.begin(); it != map_.end(); ++it) {
+            if (it->second.used < oldest->second.used) oldest = it;
+        }
+        total_ -= std::min(total_, footprint_of(oldest->second));
+        map_.erase(oldest);
+    }
+}
+
+}  // namespace mc

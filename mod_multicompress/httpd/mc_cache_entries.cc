@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cache's entries in the store: key, verified lookup, store, bad entries (mc_cache_entries.h).
+#include "mc_cache_entries.h"
+
+#include <apr_sha1.h>
+#include <apr_strings.h>
+#include <http_log.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <utility>
+
+#include "mc/cache_entry.h"
+#include "mc/config.h"
+#include "mc/params.h"
+#include "mc_request_state.h"
+#include "mc_config.h"
+#include "mc_counters.h"
+#include "mc_log.h"
+#include "mc_shared.h"
+#include "mc_socache.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+// Entries are keyed by the file's identity, so they never go stale; the expiry only lets a
+// store drop what nobody asked for in a long time.
+constexpr apr_time_t kExpiry = apr_time_from_sec(30 * 24 * 3600);
+
+// A bad entry is logged once per kind and process in kBadEntryQuiet, with how many more of that
+// kind were seen in between: a store full of garbage must not fill the log.
+constexpr apr_time_t kBadEntryQuiet = apr_time_from_sec(300);
+constexpr std::size_t kEntryErrorKinds = static_cast<std::size_t>(mc::EntryError::kUndecodable) + 1;
+std::array<std::atomic<apr_time_t>, kEntryErrorKinds> g_bad_logged{};
+std::array<std::atomic<unsigned>, kEntryErrorKinds> g_bad_unlogged{};
+
+void bad_entry_seen(const request_rec* r, const std::string& key, const mc::ParsedEntry& e) {
+    const auto kind = static_cast<std::size_t>(e.error);
+    if (kind >= kEntryErrorKinds) return;
+    const apr_time_t now = apr_time_now();
+    apr_time_t last = g_bad_logged[kind].load();
+    if ((last != 0 && now < last + kBadEntryQuiet) ||
+        !g_bad_logged[kind].compare_exchange_strong(last, now)) {
+        g_bad_unlogged[kind].fetch_add(1);
+        return;
+    }
+    const unsigned more = g_bad_unlogged[kind].exchange(0);
+    const std::string_view name = mc::entry_error_name(e.error);
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                  MC_LOGNO(00120) "compressed-response cache: bad entry %s for %s (%.*s: %s); "
+                  "treated as a miss and removed%s%s; further '%.*s' entries are not logged for "
+                  "%d s",
+                  key.c_str(), r->filename, static_cast<int>(name.size()), name.data(), e.detail,
+                  more != 0 ? ", more of this kind since the last line: " : "",
+                  more != 0 ? apr_psprintf(r->pool, "%u", more) : "",
+                  static_cast<int>(name.size()), name.data(),
+                  static_cast<int>(apr_time_sec(kBadEntryQuiet)));
+}
+
+mc::EntryIdentity identity_of(const std::string& key, mc::Coding coding, const FileIdentity& file) {
+    mc::EntryIdentity id;
+    id.key = key;
+    id.size = static_cast<std::int64_t>(file.size);
+    id.mtime = static_cast<std::int64_t>(file.mtime);
+    id.inode = static_cast<std::uint64_t>(file.inode);
+    id.coding = coding;
+    return id;
+}
+
+// The largest window a client decodes for `coding` (RFC 9659: zstd 8 MiB; RFC 9842: dcz after
+// its dictionary); 0 for codings without windows to check.
+std::uint64_t client_max_window(request_rec* r, mc::Coding coding) {
+    if (coding == mc::Coding::kZstd) return std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    if (coding != mc::Coding::kDcz) return 0;
+    const RequestState* st = request_state(r);
+    return st != nullptr && st->dictionary
+               ? std::uint64_t{1} << mc::dcz_max_window_log(st->dictionary->bytes.size())
+               : 0;
+}
+
+bool store_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id, int level,
+                 std::string_view body, apr_pool_t* pool) {
+    // not malloc: see mc::MemAllocator
+    mc::MemString value = mc::encode_entry_mem(id, level, body, cache_secret());
+    if (value.empty()) return false;  // a key or level the format cannot hold: nothing to keep
+    const apr_status_t rv = store_put(sc, s, id.key, std::span(value.data(), value.size()),
+                                      apr_time_now() + kExpiry, pool);
+    if (rv != APR_SUCCESS) {
+        store_failed(s, rv, "storing an entry");
+        return false;
+    }
+    return true;
+}
+
+// Removes a bad entry, so the live response (this request is a miss) stores a good one; a
+// provider without remove() keeps it until that overwrites it.
+void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key,
+                    const mc::ParsedEntry& e) {
+    count(mc::metrics::Event::kCacheRejected);
+    bad_entry_seen(r, key, e);
+    store_remove(sc, r->server, key, r->pool);
+}
+
+}  // namespace
+
+FileIdentity file_of(const request_rec* r) {
+    return {r->finfo.size, r->finfo.mtime, r->finfo.inode};
+}
+
+std::string cache_key(request_rec* r, mc::Coding coding) {
+    const RequestState* st = request_state(r);
+    const mc::DictionaryBytes* dict =
+        coding == mc::Coding::kDcz && st != nullptr ? st->dictionary.get() : nullptr;
+    // Bound to the virtual host: an entry is never served for another one (with the same
+    // ServerName and port, the servers of a fleet share it).
+    const char* identity = apr_psprintf(
+        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s|@%s", r->filename,
+        r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
+        static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data(),
+        dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "",
+        server_identity(r).c_str());
+    unsigned char digest[APR_SHA1_DIGESTSIZE];
+    apr_sha1_ctx_t sha;
+    apr_sha1_init(&sha);
+    apr_sha1_update(&sha, identity, static_cast<unsigned int>(std::strlen(identity)));
+    apr_sha1_final(digest, &sha);
+    static constexpr char kHex[] = "0123456789abcdef";
+    // "mc2-": entries in the verified format of mc/cache_entry.h. A change of the format changes
+    // the prefix, so servers of two versions sharing a store do not read each other's entries.
+    std::string key = "mc2-";
+    for (unsigned char b : digest) {
+        key += kHex[b >> 4];
+        key += kHex[b & 15];
+    }
+    return key;
+}
+
+Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
+    const ServerConf* sc = usable_store(r->server);
+    if (sc == nullptr) return Lookup::kUnavailable;
+    // One read, into a buffer that holds any entry this file can have: the largest body kept
+    // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
+    // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
+    // value is not ours; shmcb skips it (a miss), memcache and redis fail the read with ENOMEM.
+    const auto max_entry = static_cast<std::uint64_t>(dir_config(r).cache_max_entry_value());
+    const auto file_size = static_cast<std::uint64_t>(r->finfo.size);
+    const std::uint64_t body_cap = std::min(max_entry, file_size + file_size / 64 + 1024);
+    const auto cap = static_cast<apr_size_t>(body_cap + mc::entry_overhead(key.size()));
+    auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
+    unsigned int len = static_cast<unsigned int>(cap);
+    const apr_status_t rv = store_get(*sc, r->server, key, buf, &len, r->pool);
+    if (APR_STATUS_IS_NOTFOUND(rv)) return Lookup::kMiss;
+    if (rv == APR_ENOSPC || rv == APR_ENOMEM) {
+        mc::ParsedEntry e;
+        e.error = mc::EntryError::kLengthMismatch;
+        e.detail = "larger than any entry for this file";
+        drop_bad_entry(r, *sc, key, e);
+        return Lookup::kMiss;
+    }
+    if (rv != APR_SUCCESS) {
+        store_failed(r->server, rv, "a lookup");
+        return Lookup::kUnavailable;
+    }
+    // The store is shared and often unauthenticated: nothing of the value is used before it is
+    // known to be whole, intact and made from this version of this file.
+    mc::EntryIdentity expected = identity_of(key, coding, file_of(r));
+    expected.max_window = client_max_window(r, coding);
+    const mc::ParsedEntry e = mc::parse_entry(
+        std::string_view(reinterpret_cast<const char*>(buf), len), expected, cache_secret());
+    if (!e.ok()) {
+        drop_bad_entry(r, *sc, key, e);
+        return Lookup::kMiss;
+    }
+    out.level = e.level;
+    out.data = e.body.data();
+    out.size = e.body.size();
+    return Lookup::kHit;
+}
+
+bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,
+               int level, std::string_view body, apr_pool_t* pool) {
+    const ServerConf* sc = usable_store(s);
+    return sc != nullptr && store_entry(s, *sc, identity_of(key, coding, file), level, body, pool);
+}
+
+}  // namespace mc::httpd

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compressed-response cache's entries in the store: their key (bound to the file's version,
+// the coding, the dictionary and the virtual host), lookup (hit, miss, unavailable) with every
+// entry verified before a byte is used, storing, and what a bad entry costs (logged once per
+// kind, removed).
+#pragma once
+
+#include <httpd.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "mc/coding.h"
+
+namespace mc::httpd {
+
+/// The cache key of a file's compressed body: identity (path, size, mtime, inode, device),
+/// coding, for dcz the dictionary's hash, and the virtual host that serves it.
+std::string cache_key(request_rec* r, mc::Coding coding);
+
+/// The version of a file an entry is made from, as its apr_finfo_t gives it.
+struct FileIdentity {
+    apr_off_t size = 0;
+    apr_time_t mtime = 0;
+    apr_ino_t inode = 0;
+};
+FileIdentity file_of(const request_rec* r);
+
+/// A cached body: the level it was made at and the bytes.
+struct CachedBody {
+    int level = 0;
+    const char* data = nullptr;  ///< in r->pool
+    std::size_t size = 0;
+};
+
+/// What a lookup found.
+enum class Lookup {
+    kHit,          ///< `out` holds the body
+    kMiss,         ///< no usable entry (a bad one was removed): the live response may fill it
+    kUnavailable,  ///< no store, or it failed lately (logged once): nothing is to be stored
+};
+Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out);
+/// Stores the entry `key` for version `file` of a file, made at `level`. False when the server
+/// has no usable store, the format cannot hold it, or the store failed.
+bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,
+               int level, std::string_view body, apr_pool_t* pool);
+
+}  // namespace mc::httpd

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// Finding a sidecar (FILE.zst / FILE.br / FILE.gz) that may be sent instead of compressing FILE:
+// httpd's own answer for its URL, freshness, permissions, and a window the client decodes.
+#include "mc_sidecar.h"
+
+#include <apr_file_io.h>
+#include <apr_mmap.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "mc/params.h"
+#include "mc/zstd_frame.h"
+#include "mc_log.h"
+#include "mc_shared.h"
+
+APLOG_USE_MODULE(multicompress);
+
+namespace mc::httpd {
+namespace {
+
+// Warnings about a file (a sidecar the server cannot open, or one it will not send) are logged
+// once per child for each version of the file (device, inode, size, mtime, ctime): a busy server
+// would otherwise log the same line for every request of the page. Bounded: when the set is
+// full it starts over, so at worst a file is reported again.
+// What this child found about a version of a file, by path, device, inode, size, mtime, ctime.
+// Bounded: when full it starts over, so at worst a file is looked at again.
+template <class V>
+class PerFileVersion {
+public:
+    /// Remembers `value` for the file unless something is remembered already; returns what is.
+    V remember(const char* path, const apr_finfo_t& fi, V value) {
+        std::string key = key_of(path, fi);
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (seen_.size() >= kMax && seen_.count(key) == 0) seen_.clear();
+        return seen_.emplace(std::move(key), value).first->second;
+    }
+    std::optional<V> find(const char* path, const apr_finfo_t& fi) {
+        const std::string key = key_of(path, fi);
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = seen_.find(key);
+        return it == seen_.end() ? std::nullopt : std::optional<V>(it->second);
+    }
+
+private:
+    static std::string key_of(const char* path, const apr_finfo_t& fi) {
+        return std::string(path) + '\0' + std::to_string(fi.device) + ':' +
+               std::to_string(fi.inode) + ':' + std::to_string(fi.size) + ':' +
+               std::to_string(fi.mtime) + ':' + std::to_string(fi.ctime);
+    }
+
+    static constexpr std::size_t kMax = 1024;
+    std::mutex mu_;
+    std::unordered_map<std::string, V> seen_;
+};
+
+// Warnings are logged once per version of a file.
+class OncePerFile {
+public:
+    bool first_time(const char* path, const apr_finfo_t& fi) {
+        return !seen_.find(path, fi) && seen_.remember(path, fi, true);
+    }
+
+private:
+    PerFileVersion<bool> seen_;
+};
+
+OncePerFile& warned_files() {
+    static OncePerFile once;  // per child: each process has its own copy
+    return once;
+}
+
+// Whether every zstd frame of a version of a sidecar was found within the window: a version is
+// read once per child, not on every request.
+PerFileVersion<bool>& checked_frames() {
+    static PerFileVersion<bool> verdicts;
+    return verdicts;
+}
+
+// RFC 9659: never send a zstd frame that needs more than an 8 MiB window: every frame of the
+// file, not only the first (`zstd --long` and concatenated files). The file is mapped and only
+// its frame and block headers are read.
+bool zstd_frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path) {
+    if (const auto known = checked_frames().find(path, fi)) return *known;
+    apr_mmap_t* mm = nullptr;
+    if (fi.size <= 0 || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size), APR_MMAP_READ,
+                                        r->pool) != APR_SUCCESS) {
+        return false;  // not remembered: an error of this moment
+    }
+    const mc::Status st = mc::check_zstd_frames(
+        {static_cast<const std::byte*>(mm->mm), static_cast<std::size_t>(fi.size)},
+        std::uint64_t{1} << mc::kZstdMaxWindowLog);
+    apr_mmap_delete(mm);
+    return checked_frames().remember(path, fi, st.is_ok());
+}
+
+// The sidecar lookup is a probe: a refusal is an answer, not an event. httpd logs its refusals
+// ("Symbolic link not allowed", "client denied by server configuration") at error level, which
+// for a probe would be one line for each request of the page; so during the lookup the
+// subrequest logs only what is worse than an error (its outcome is our trace line). The
+// subrequest starts with the parent's r->log, and each location walk may replace it by the
+// section's (before translate_name and before post_perdir_config), so both hooks set it again:
+// the directory walk (symlinks) runs after translate_name, the access checks after
+// post_perdir_config.
+thread_local const request_rec* t_probing = nullptr;  // the main request during its lookup
+thread_local ap_logconf t_quiet{};
+
+class QuietProbe {
+public:
+    explicit QuietProbe(request_rec* r) : r_(r), saved_(r->log) {
+        const ap_logconf* cur = r->log != nullptr ? r->log : &r->server->log;
+        t_quiet.module_levels = nullptr;  // the same level for every module
+        t_quiet.level = cur->level < APLOG_CRIT ? cur->level : APLOG_CRIT;
+        t_probing = r;
+        r->log = &t_quiet;
+    }
+    ~QuietProbe() {
+        r_->log = saved_;
+        t_probing = nullptr;
+    }
+    QuietProbe(const QuietProbe&) = delete;
+    QuietProbe& operator=(const QuietProbe&) = delete;
+
+private:
+    request_rec* r_;
+    const ap_logconf* saved_;
+};
+
+// The access phases of server/request.c (ap_process_request_internal) for a subrequest whose
+// merged per-dir configuration is its parent's, which httpd skips for it.
+int check_access_again(request_rec* sub) {
+    sub->user = nullptr;
+    sub->ap_auth_type = nullptr;
+    const int first = ap_run_access_checker(sub);
+    if (ap_satisfies(sub) == SATISFY_ANY) {
+        if (first == OK) return OK;
+    } else if (first != OK) {
+        return first;
+    }
+    int rv = ap_run_access_checker_ex(sub);
+    if (rv == DECLINED || (rv == OK && ap_run_force_authn(sub) == OK)) {
+        if ((rv = ap_run_check_user_id(sub)) != OK) return rv;
+        if (sub->user == nullptr) return HTTP_INTERNAL_SERVER_ERROR;
+        return ap_run_auth_checker(sub);
+    }
+    return rv;
+}
+
+// The sidecar is sent only when httpd itself would send that file, at its URL (the file's URL
+// plus the suffix), to this client: a subrequest lookup (as mod_negotiation does for each
+// variant) runs the directory, file and location walks (symlink Options, <Directory>, <Files>,
+// <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
+// the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
+// False when it would not (or there is no fresh sidecar).
+bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
+    const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
+    // Most files have no sidecar: an lstat says so without the cost of a subrequest.
+    apr_finfo_t pre;
+    if (apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
+        return false;
+    }
+    // The sidecar's own URL, as a client would ask for it: translate_name (mod_rewrite, Alias,
+    // AliasMatch, UserDir) must map it to exactly this file.
+    const char* uri =
+        apr_pstrcat(r->pool, ap_escape_uri(r->pool, r->uri), std::string(suffix).c_str(), nullptr);
+    request_rec* sub = nullptr;
+    int access = OK;
+    {
+        const QuietProbe quiet(r);
+        sub = ap_sub_req_lookup_uri(uri, r, nullptr);
+        // httpd skipped authentication and authorization if the sidecar's merged per-dir
+        // configuration is the page's own object; its rules may still read the URL or the
+        // file name (Require expr), which differ here.
+        if (sub->status == HTTP_OK && sub->per_dir_config == r->per_dir_config) {
+            access = check_access_again(sub);
+        }
+    }
+    const bool ok = sub->status == HTTP_OK && access == OK && sub->finfo.filetype == APR_REG &&
+                    sub->filename != nullptr && std::strcmp(sub->filename, path) == 0 &&
+                    default_handler_would_send(sub);
+    if (!ok) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                      "not sending sidecar %s: httpd would not send it at its own URL %s "
+                      "(status %d, access %d, file %s, handler %s)",
+                      path, uri, sub->status, access,
+                      sub->filename != nullptr ? sub->filename : "-",
+                      sub->handler != nullptr ? sub->handler : "-");
+        ap_destroy_sub_req(sub);
+        return false;
+    }
+    out.path = path;
+    out.finfo = sub->finfo;  // the target's, when a symlink was allowed
+    out.finfo.fname = path;
+    out.finfo.name = nullptr;
+    out.finfo.pool = r->pool;
+    ap_destroy_sub_req(sub);
+    if (out.finfo.mtime < r->finfo.mtime) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "stale sidecar %s", path);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
+    const std::string_view suffix = mc::sidecar_suffix(coding);
+    if (suffix.empty() || !lookup_sidecar(r, suffix, side)) return false;
+    const char* path = side.path;
+    apr_file_t* fd = nullptr;
+    // The default handler's open: file permissions (it would answer 403).
+    if (const apr_status_t rv =
+            apr_file_open(&fd, path, APR_READ | APR_BINARY | APR_SENDFILE_ENABLED, 0, r->pool);
+        rv != APR_SUCCESS) {
+        if (warned_files().first_time(path, side.finfo)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, rv, r,
+                          MC_LOGNO(00030) "cannot open sidecar %s (compressing live; logged "
+                                          "once per file)",
+                          path);
+        }
+        return false;
+    }
+    if (coding == mc::Coding::kZstd && !zstd_frames_ok(r, fd, side.finfo, path)) {
+        if (warned_files().first_time(path, side.finfo)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                          MC_LOGNO(00031) "not serving %s: its zstd window is over 8 MiB (RFC "
+                                          "9659; logged once per file)",
+                          path);
+        }
+        apr_file_close(fd);
+        return false;
+    }
+    side.fd = fd;
+    return true;
+}
+
+int quiet_sidecar_probe(request_rec* r) noexcept {
+    if (r->main != nullptr && r->main == t_probing) r->log = &t_quiet;
+    return DECLINED;
+}
+
+}  // namespace mc::httpd

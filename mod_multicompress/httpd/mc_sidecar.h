@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sidecars (FILE.zst / FILE.br / FILE.gz next to FILE): finding one that may be sent instead of
+// compressing FILE (docs/contract.md "Sidecars and the cache: what may be sent").
+#pragma once
+
+#include <httpd.h>
+#include <apr_file_io.h>
+
+#include "mc/coding.h"
+
+namespace mc::httpd {
+
+/// A sidecar found sendable.
+struct Sidecar {
+    const char* path = nullptr;
+    apr_finfo_t finfo{};       ///< the target's, when a symlink is allowed
+    apr_file_t* fd = nullptr;  ///< open for reading (in r->pool)
+};
+
+/// The sidecar of `coding` for `r`'s file, when it may be sent: a direct request for its own URL
+/// by this client would get those very bytes with a 200 (translate_name, map_to_storage, the
+/// symlink Options, every access rule, its handler), it is at least as new as FILE, the server
+/// can open it, and (zstd) every frame needs at most an 8 MiB window. False otherwise: the reason
+/// at trace1; an unreadable or undecodable one is warned about once per version of the file.
+bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
+
+/// translate_name and post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its
+/// refusals are the answer the handler asked for, not errors to log for every request).
+int quiet_sidecar_probe(request_rec* r) noexcept;
+
+}  // namespace mc::httpd
