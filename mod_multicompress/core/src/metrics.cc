@@ -285,7 +285,7 @@ std::string render_status_html(const Totals& t, const CpuView& cpu_view) {
     for (std::size_t i = 0; i < std::size(kEventLabels); ++i) {
         const EventLabel& l = kEventLabels[i];
         appendf(out, "%s%s%s%s %" PRIu64, i == 0 ? "" : ", ", l.family,
-                l.label[0] != '\0' ? " " : "", event_name(l.event), get(t, event_word(l.event)));
+                l.label[0] != '\0' ? " " : "", l.label, get(t, event_word(l.event)));
     }
     append(out, "</p>\n</div>\n");
     return out;
