@@ -82,7 +82,7 @@ else
     echo "building mod_multicompress (release preset; a few minutes the first time; log: $log)"
     if ! { cmake --preset release -S "$src" -DMC_BUILD_TESTS=OFF -DMC_BUILD_BENCH=OFF &&
         cmake --build --preset release -j"$(nproc)"; } >"$log" 2>&1; then
-        grep -E -m 8 "error|Error" "$log" >&2 || tail -n 8 "$log" >&2
+        grep -E -m 4 -A 2 "error|Error" "$log" >&2 || tail -n 8 "$log" >&2
         fail "the build failed (the whole log: $log): fix what it says above, then run scripts/demo.sh again"
     fi
 fi

@@ -118,6 +118,9 @@ async function crossSite(context) {
   return result;
 }
 
+// EXTENSION POINTS: the site dictionary (Link: rel="compression-dictionary": a first
+// navigation, then a second one that arrives as dcz) and delta sidecars (FILE.dcz-<hash>) get
+// their entries here once their pages exist (MC.PANELS in conf/demo/htdocs/app.js).
 const PAGES = [
   // The dictionary flow first, as a returning visitor's history: release 1, then release 2.
   ['release-1', '/dictionary/release.html?r=1', { ready: 'body[data-bundle]', read: async (p) => ({ bundle: await json(p, 'bundle') }) }],

@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
-from mc_env import HttpdServer, LogCheck, StartError, children_of, free_port, wait_gone
+from mc_env import (HttpdServer, LogCheck, StartError, children_of, free_port, request,
+                    wait_gone)
 from mc_tls import repo_root
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -273,8 +274,30 @@ def test_mc_497_13_status_page_and_its_picture(run):
     assert page(run, "server-status")["svg"] == 1
 
 
+# EXTENSION POINTS: test_mc_497_15 for the site dictionary's page (its second navigation as dcz)
+# and test_mc_497_16 for delta sidecars (a FILE.dcz-<hash> sent as dcz, source sidecar) go here,
+# with their pages in demo_check.mjs's PAGES; test_mc_497_02 then lists them as not `later`.
+
+
 def test_mc_497_14_no_error_log_lines(run):
     assert not run["_log_problems"], run["_log_problems"]
+
+
+def test_mc_497_17_headers_report_the_source(demo):
+    """What curl sees: X-MC-Source and Server-Timing (mod_headers, after the module decided)
+    for a sidecar, a first request and a cache hit, and a 304 of a sidecar."""
+    def get(path: str, *extra: tuple[str, str]):
+        r = request(demo.port, path, "gzip", headers=list(extra))
+        return r, r.header("X-MC-Source"), r.header("Server-Timing") or ""
+    r, src, st = get("/sidecars/samples/design.txt")
+    assert (r.status, r.header("Content-Encoding"), src) == (200, "gzip", "sidecar"), r.headers
+    assert "mc-source;desc=sidecar" in st and 'mc-accept;desc="gzip"' in st, st
+    etag = r.header("ETag")
+    r, src, _ = get("/sidecars/samples/design.txt", ("If-None-Match", etag))
+    assert (r.status, src) == (304, "sidecar"), r.headers
+    assert [get("/per-directory/")[1] for _ in range(2)] == ["live", "cache"]
+    r, src, st = get("/cgi-bin/negotiate")
+    assert src == "live" and "mc-coding;desc=gzip" in st, r.headers
 
 
 # ---- scripts/demo.sh

@@ -9,7 +9,9 @@
 
   // The demo's pages, in menu order. EXTENSION POINTS: the two entries marked `later` become
   // pages when the module gains those capabilities: drop `later`, write the page at `href`
-  // (copy dictionary/index.html), and fill its "# ---- panel: NAME" block in httpd.conf.in.
+  // (copy dictionary/index.html), fill its "# ---- panel: NAME" block in httpd.conf.in (the page
+  // shows it where it says @CONFIG:NAME@), and add the page to PAGES in
+  // tests/browser/demo_check.mjs and a check of its values to tests/integration/test_497_demo.py.
   MC.PANELS = [
     { id: 'overview', href: '/', title: 'Overview' },
     { id: 'negotiation', href: '/negotiation/', title: 'Negotiation',
@@ -83,6 +85,9 @@
       d.source = 'browser';
       d.detail = 'from the browser\'s cache: nothing on the wire';
     } else if (coding === 'dcz') {
+      // Any dcz response: a bundle release against the previous one, and (EXTENSION POINTS)
+      // a page against the site dictionary its Link header announced, or a delta sidecar
+      // FILE.dcz-<hash> (its module source then says "sidecar").
       d.source = 'dictionary';
       d.detail = 'against a dictionary this browser held' +
                  (d.moduleSource ? ' (compressed: ' + d.moduleSource + ')' : '');
