@@ -137,10 +137,15 @@ side=("$site/style.css" "$site/app.js" "$site/logo.svg" "$site/sidecars/samples"
 # EXTENSION POINT (deploy-time delta sidecars): DELTA_SIDECARS holds the options that make
 # FILE.dcz-<16 hex> against the previous release once the tool can write them.
 DELTA_SIDECARS=()
+args=(--verbose "${DELTA_SIDECARS[@]}" "${side[@]#"$site/"}")
+printed="$dir/logs/precompress.txt"
+(cd "$site" && "$precompress" --no-progress "${args[@]}") >"$printed" 2>&1 ||
+    die "multicompress-precompress failed: $(tail -3 "$printed")"
 {
-    echo "\$ multicompress-precompress --verbose ${DELTA_SIDECARS[*]} ${side[*]#"$site/"}"
-    (cd "$site" && "$precompress" --verbose --no-progress "${DELTA_SIDECARS[@]}" "${side[@]#"$site/"}")
-} >"$site/sidecars/precompress.txt" 2>&1 || die "multicompress-precompress failed: $(tail -3 "$site/sidecars/precompress.txt")"
+    echo "\$ multicompress-precompress ${args[*]}"
+    grep '^wrote ' "$printed" | sort -k2,2  # the jobs finish in any order
+    grep -v '^wrote ' "$printed"
+} >"$site/sidecars/precompress.txt"
 
 find "$site" -type d -exec chmod 755 {} +
 find "$site" -type f -exec chmod 644 {} +
