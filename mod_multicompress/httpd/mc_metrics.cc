@@ -3,15 +3,22 @@
 #include "mc_metrics.h"
 
 #include <apr_optional_hooks.h>
+#include <ap_mpm.h>
 #include <http_log.h>
+#include <http_main.h>
 #include <http_protocol.h>
 #include <mod_status.h>
+#include <scoreboard.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "mc/metrics.h"
 #include "mc_budget.h"
+#include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_log.h"
 
@@ -19,11 +26,49 @@ APLOG_USE_MODULE(multicompress);
 
 namespace mc::httpd {
 
+// The CPU seconds of the server's children as mod_status adds them up for its "CPU Usage" line:
+// per child the latest times() its workers recorded (ExtendedStatus, On when mod_status is
+// loaded), summed. 0 when the scoreboard has none.
+double server_cpu_seconds() {
+#ifdef HAVE_TIMES
+    int daemons = 0;
+    int threads = 0;
+    const long tick = sysconf(_SC_CLK_TCK);
+    if (ap_scoreboard_image == nullptr || tick <= 0 ||
+        ap_mpm_query(AP_MPMQ_HARD_LIMIT_DAEMONS, &daemons) != APR_SUCCESS ||
+        ap_mpm_query(AP_MPMQ_HARD_LIMIT_THREADS, &threads) != APR_SUCCESS) {
+        return 0;
+    }
+    clock_t sum = 0;
+    for (int i = 0; i < daemons; ++i) {
+        if (ap_get_scoreboard_process(i)->pid == 0) continue;
+        clock_t latest = 0;
+        for (int j = 0; j < threads; ++j) {
+            const tms& t = ap_get_scoreboard_worker_from_indexes(i, j)->times;
+            latest = std::max(latest, t.tms_utime + t.tms_stime + t.tms_cutime + t.tms_cstime);
+        }
+        sum += latest;
+    }
+    return static_cast<double>(sum) / static_cast<double>(tick);
+#else
+    return 0;
+#endif
+}
+
 int status_section(request_rec* r, int flags) noexcept {
     try {
         const metrics::Totals t = counters_total();
-        const std::string text = (flags & AP_STATUS_SHORT) != 0 ? metrics::render_status_auto(t)
-                                                                : metrics::render_status_html(t);
+        std::string text;
+        if ((flags & AP_STATUS_SHORT) != 0) {
+            text = metrics::render_status_auto(t);
+        } else {
+            const auto* main_cfg = static_cast<const mc::Config*>(
+                ap_get_module_config(ap_server_conf->lookup_defaults, &multicompress_module));
+            const metrics::CpuView cpu{budget_share(),
+                                       main_cfg != nullptr ? main_cfg->cpu_budget_share() : 0.0,
+                                       server_cpu_seconds()};
+            text = metrics::render_status_html(t, cpu);
+        }
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00202) "status section failed");

@@ -123,6 +123,8 @@ async function session(opt, fields, launch, body) {
       out.warning = `profile not removed: ${e}`;
     }
   }
-  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  // Exit only once the report is written: stdout is a pipe, written asynchronously, and
+  // process.exit() would cut a report longer than the pipe's buffer short.
+  await new Promise((resolve) => process.stdout.write(JSON.stringify(out, null, 2) + '\n', resolve));
   return out.error ? 1 : 0;
 }

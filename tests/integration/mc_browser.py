@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Debian's Chromium, headless, driven by playwright-core (tests/browser), for the browser tests
-(test_460_browser.py, test_495_dictionary_browser.py): the checks before a run, each test's own
-output directory, and one run of a tests/browser script with every Chromium process stopped by
-PID afterwards, also on failure.
+(test_460_browser.py, test_495_dictionary_browser.py, test_497_demo.py): the checks before a
+run, each test's own output directory, one run of a tests/browser script with every Chromium
+process stopped by PID afterwards, also on failure, and a HOME whose NSS database trusts a test
+certificate (`trust_store`).
 
 Needs: chromium (Debian package), node + npm; `npm ci` runs in tests/browser when its
 node_modules is missing. MC_CHROMIUM overrides /usr/bin/chromium; MC_SKIP_BROWSER=1 skips.
@@ -22,6 +23,7 @@ from mc_env import McEnv, wait_gone
 from mc_tls import repo_root
 
 CHROMIUM = os.environ.get("MC_CHROMIUM", "/usr/bin/chromium")
+CERTUTIL = "certutil"
 
 
 def browser_dir(env: McEnv) -> Path:
@@ -139,3 +141,19 @@ def check_ran(report: dict) -> None:
     assert not report["_left_over"], \
         f"browser processes left after the run: {report['_left_over']}"
     assert not report["_log_problems"], report["_log_problems"]
+
+
+def trust_store(home: Path, cert: Path) -> None:
+    """$HOME/.pki/nssdb with `cert` trusted (what Chromium on Linux reads). The certificate is
+    a self-signed leaf (CA:FALSE, mc_tls.make_cert): trusted as a peer, "P,,"; as a CA ("C,,")
+    Chromium 156 rejects it with ERR_CERT_INVALID."""
+    if shutil.which(CERTUTIL) is None:
+        pytest.fail("certutil not installed (apt-get install libnss3-tools)", pytrace=False)
+    db = home / ".pki" / "nssdb"
+    db.mkdir(parents=True)
+    for args in (["-N", "--empty-password"],
+                 ["-A", "-t", "P,,", "-n", "mc-test", "-i", str(cert)]):
+        p = subprocess.run([CERTUTIL, "-d", f"sql:{db}", *args], capture_output=True, text=True,
+                           timeout=60, check=False)
+        if p.returncode != 0:
+            pytest.fail(f"certutil {' '.join(args)}: {p.stdout}{p.stderr}", pytrace=False)

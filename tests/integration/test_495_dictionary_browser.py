@@ -32,17 +32,13 @@ import hashlib
 import os
 import random
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from mc_browser import check_ran, output_dir, require_browser, run_script
+from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
 from mc_env import LogCheck
 from mc_tls import TlsServer
-
-CERTUTIL = "certutil"
 
 # The dictionary part of the configuration. The dict_log line per request: request line,
 # status, Host, what the request offered, the coding sent, the dictionary the request named,
@@ -134,22 +130,6 @@ def app_sum(version: int, variant: str = "") -> int:
 def sf_hash(data: bytes) -> str:
     """The RFC 8941 byte sequence of SHA-256(data), as in Available-Dictionary."""
     return ":" + base64.b64encode(hashlib.sha256(data).digest()).decode() + ":"
-
-
-def trust_store(home: Path, cert: Path) -> None:
-    """$HOME/.pki/nssdb with `cert` trusted (what Chromium on Linux reads). The certificate is
-    a self-signed leaf (CA:FALSE, mc_tls.make_cert): trusted as a peer, "P,,"; as a CA ("C,,")
-    Chromium 156 rejects it with ERR_CERT_INVALID."""
-    if shutil.which(CERTUTIL) is None:
-        pytest.fail("certutil not installed (apt-get install libnss3-tools)", pytrace=False)
-    db = home / ".pki" / "nssdb"
-    db.mkdir(parents=True)
-    for args in (["-N", "--empty-password"],
-                 ["-A", "-t", "P,,", "-n", "mc-test", "-i", str(cert)]):
-        p = subprocess.run([CERTUTIL, "-d", f"sql:{db}", *args], capture_output=True, text=True,
-                           timeout=60, check=False)
-        if p.returncode != 0:
-            pytest.fail(f"certutil {' '.join(args)}: {p.stdout}{p.stderr}", pytrace=False)
 
 
 # One child process: what a child knows of a dictionary (mc_dictionary.cc keeps it per child)

@@ -39,7 +39,8 @@ build="$src/build/asan"  # the preset's binaryDir
 if [ "${MC_ASAN_ALL:-0}" = 1 ]; then
     cmake --build --preset asan-ubsan -j"$JOBS"
 else
-    cmake --build --preset asan-ubsan -j"$JOBS" --target mod_multicompress mod_mctest mod_mctest_dropin
+    cmake --build --preset asan-ubsan -j"$JOBS" --target mod_multicompress mod_mctest mod_mctest_dropin \
+        multicompress-precompress
 fi
 t_build=$(date +%s)
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Rendering the counters: Prometheus text format, mod_status's ?auto lines and its HTML table.
+// Rendering the counters: Prometheus text format, mod_status's ?auto lines and its HTML section
+// (the table; the picture beside it is status_svg.cc).
 #include "mc/metrics.h"
 
 #include <cinttypes>
@@ -247,10 +248,13 @@ std::string render_status_auto(const Totals& t) {
     return out;
 }
 
-std::string render_status_html(const Totals& t) {
+std::string render_status_html(const Totals& t, const CpuView& cpu_view) {
     std::string out;
+    // The table and, beside it (below on a narrow window), the picture of the same counters.
     append(out,
-           "<hr /><h2>mod_multicompress</h2>\n<table border=\"0\"><tr><th>coding</th>"
+           "<hr /><div id=\"mod_multicompress\"><h2>mod_multicompress</h2>\n"
+           "<div style=\"display:flex;flex-wrap:wrap;gap:1em 2em;align-items:flex-start\">\n"
+           "<table border=\"0\"><tr><th>coding</th>"
            "<th>live</th><th>sidecar</th><th>cache</th><th>bytes in</th><th>bytes out</th>"
            "<th>out/in</th><th>CPU s</th><th>CPU ms per live MB</th></tr>\n");
     for (const Coding c : kCompressing) {
@@ -269,7 +273,9 @@ std::string render_status_html(const Totals& t) {
                 in > 0 ? static_cast<double>(outb) / static_cast<double>(in) : 0.0, cpu,
                 live_mb > 0 ? cpu * 1e3 / live_mb : 0.0);
     }
-    append(out, "</table>\n<p>Sent unchanged: ");
+    append(out, "</table>\n");
+    append(out, render_status_svg(t, cpu_view));
+    append(out, "</div>\n<p>Sent unchanged: ");
     appendf(out, "%" PRIu64, get(t, response_word(Coding::kIdentity, Source::kIdentity)));
     for (std::size_t w = 0; w < kWhyCount; ++w) {
         const auto why = static_cast<Why>(w);
@@ -279,9 +285,9 @@ std::string render_status_html(const Totals& t) {
     for (std::size_t i = 0; i < std::size(kEventLabels); ++i) {
         const EventLabel& l = kEventLabels[i];
         appendf(out, "%s%s%s%s %" PRIu64, i == 0 ? "" : ", ", l.family,
-                l.label[0] != '\0' ? " " : "", event_name(l.event), get(t, event_word(l.event)));
+                l.label[0] != '\0' ? " " : "", l.label, get(t, event_word(l.event)));
     }
-    append(out, "</p>\n");
+    append(out, "</p>\n</div>\n");
     return out;
 }
 

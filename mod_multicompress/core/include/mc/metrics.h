@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mc/coding.h"
 
@@ -106,8 +107,30 @@ std::string render_prometheus(const Totals& t);
 std::string render_budget_gauges(double share, int step);
 /// `/server-status?auto` lines, each starting with "MultiCompress".
 std::string render_status_auto(const Totals& t);
-/// The HTML section of `/server-status`.
-std::string render_status_html(const Totals& t);
+
+/// What the status page's picture says about CPU, besides the counters (the adapter measures it).
+struct CpuView {
+    /// Live compression's share of the machine's CPUs when MultiCompressCPUBudget last sampled
+    /// it (0..1; sampled with the budget Off too).
+    double share_now = 0;
+    /// MultiCompressCPUBudget as a share of the machine (0..1); 0 when Off.
+    double budget = 0;
+    /// CPU seconds the server's processes used, as mod_status adds them up for its "CPU Usage"
+    /// line; 0 when unknown (the picture then leaves out the share of it spent compressing).
+    double server_cpu_seconds = 0;
+};
+
+/// The HTML section of `/server-status`: the table, the picture beside it, the other counts.
+std::string render_status_html(const Totals& t, const CpuView& cpu = {});
+/// The picture: an inline SVG (no script, no external reference, ASCII only: mod_status's page
+/// is ISO-8859-1) of bytes in against bytes out per coding, bytes in split by source (live, or
+/// from a sidecar or the cache), responses per source, and the share of CPU spent compressing.
+std::string render_status_svg(const Totals& t, const CpuView& cpu = {});
+/// `s` with &, <, >, " and ' as XML entities and every byte outside printable ASCII as a
+/// numeric character reference of that byte (text and attribute values of the picture).
+std::string xml_escape(std::string_view s);
+/// A byte count for people: "812 B", "70.0 kB", "1.50 MB", "2.00 GB" (powers of 1000).
+std::string human_bytes(std::uint64_t n);
 
 const char* source_name(Source s);
 const char* why_name(Why w);
