@@ -12,7 +12,9 @@
 
 #include "mc/config.h"
 #include "mc_dictionary.h"
+#include "mc_saving.h"
 #include "mc_socache.h"
+#include "mc_transcode.h"
 #include "mc_log.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -379,6 +381,10 @@ const command_rec kCommands[] = {
      "Off (default) or the share of the machine's CPUs live compression may use, e.g. 50%"},
     {"MultiCompressCrossSite", fn(set_cross_site), nullptr, kWhere, TAKE1,
      "Compress (default) or Identity: no compression for credentialed cross-site requests"},
+    {"MultiCompressMinSaving", fn(set_min_saving), nullptr, kWhere, TAKE1,
+     "Off or the least saving, in percent, worth compressing a body for (default 5%)"},
+    {"MultiCompressTranscode", fn(set_transcode), nullptr, kWhere, FLAG,
+     "On: decode a response encoded in a coding the client does not accept (default Off)"},
     {"MultiCompressInflateLimit", fn(set_inflate_limit), nullptr, kWhere, TAKE1,
      "Most bytes an inflated request body may reach (0: unlimited)"},
     {"MultiCompressInflateRatio", fn(set_inflate_ratio), nullptr, kWhere, TAKE12,

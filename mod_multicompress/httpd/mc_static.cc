@@ -20,8 +20,10 @@
 #include "mc_cache.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_digest.h"
 #include "mc_log.h"
 #include "mc_response.h"
+#include "mc_saving.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -239,11 +241,13 @@ int try_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding) {
         apr_file_close(fd);
         return DECLINED;
     }
+    keep_digests_of_file(r);
     if (const int cond = set_validators_and_headers(r, cfg, coding, side.finfo.size, "sidecar");
         cond != OK) {
         apr_file_close(fd);
         return send_precondition(r, cond);
     }
+    put_digests(r, fd, side.finfo.size);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s", path);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     apr_brigade_insert_file(bb, fd, 0, side.finfo.size, r->pool);
@@ -277,9 +281,11 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
     if (!file_readable(r)) return DECLINED;  // the default handler answers (403)
     count(mc::metrics::Event::kCacheHit);
     if (hit.level < cfg.cache_level_for(coding)) cache_request_upgrade(r, key, coding);
+    keep_digests_of_file(r);
     const int cond =
         set_validators_and_headers(r, cfg, coding, static_cast<apr_off_t>(hit.size), "cache");
     if (cond != OK) return send_precondition(r, cond);
+    put_digests(r, std::string_view(hit.data, hit.size));
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache hit (level %d, %" APR_SIZE_T_FMT " bytes)",
                   hit.level, hit.size);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
@@ -303,7 +309,8 @@ int serve(request_rec* r) {
     if (cfg.static_on()) {
         if (const int rv = try_sidecar(r, cfg, d.coding); rv != DECLINED) return rv;
     }
-    if (cfg.cache_on()) return try_cache(r, cfg, d.coding, st);
+    // A body remembered not to shrink goes out unchanged: no store read for it.
+    if (cfg.cache_on() && !remembered_no_saving(r, cfg)) return try_cache(r, cfg, d.coding, st);
     return DECLINED;
 }
 

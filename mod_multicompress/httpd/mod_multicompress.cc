@@ -18,6 +18,7 @@
 #include "mc_metrics.h"
 #include "mc_socache.h"
 #include "mc_static.h"
+#include "mc_transcode.h"
 #include "mc_whole_body.h"
 
 namespace {
@@ -26,10 +27,12 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     mc::httpd::register_output_filters();
     mc::httpd::register_inflate_filters();
     mc::httpd::register_dictionary_filter();
+    mc::httpd::register_transcode_filter();
     // Before mod_cache and the default handler evaluate the request's validators.
     ap_hook_fixups(mc::httpd::strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
     ap_hook_insert_filter(mc::httpd::remember_filters, nullptr, nullptr, APR_HOOK_REALLY_LAST);
     ap_hook_insert_filter(mc::httpd::insert_dictionary_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_insert_filter(mc::httpd::insert_transcode_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_insert_error_filter(mc::httpd::reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);
     // Before the default handler (REALLY_LAST): a fresh sidecar replaces compressing the file.
     ap_hook_handler(mc::httpd::serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
