@@ -84,8 +84,8 @@ def main() -> int:
             port = servers.free_ports(1)[0]
             s = servers.Apache(kw.pop("variant"), str(tmp / name), str(doc),
                                {("identity", 0): port}, label=name, **kw)
-            s.start()  # stopped in finally, also when start() fails
-            started[name] = (s, port)
+            started[name] = (s, port)  # before start(): stopped in finally if it fails
+            s.start()
         for rnd in range(args.rounds):
             order = list(started) if rnd % 2 == 0 else list(reversed(list(started)))
             for name in order:
