@@ -36,13 +36,12 @@ constexpr apr_time_t kExpiry = apr_time_from_sec(30 * 24 * 3600);
 // A bad entry is logged once per kind and process in kBadEntryQuiet, with how many more of that
 // kind were seen in between: a store full of garbage must not fill the log.
 constexpr apr_time_t kBadEntryQuiet = apr_time_from_sec(300);
-constexpr std::size_t kEntryErrorKinds = static_cast<std::size_t>(mc::EntryError::kUndecodable) + 1;
-std::array<std::atomic<apr_time_t>, kEntryErrorKinds> g_bad_logged{};
-std::array<std::atomic<unsigned>, kEntryErrorKinds> g_bad_unlogged{};
+std::array<std::atomic<apr_time_t>, mc::kEntryErrorKinds> g_bad_logged{};
+std::array<std::atomic<unsigned>, mc::kEntryErrorKinds> g_bad_unlogged{};
 
 void bad_entry_seen(const request_rec* r, const std::string& key, const mc::ParsedEntry& e) {
     const auto kind = static_cast<std::size_t>(e.error);
-    if (kind >= kEntryErrorKinds) return;
+    if (kind >= mc::kEntryErrorKinds) return;
     const apr_time_t now = apr_time_now();
     apr_time_t last = g_bad_logged[kind].load();
     if ((last != 0 && now < last + kBadEntryQuiet) ||

@@ -143,6 +143,22 @@ const char* set_inflate_window(cmd_parms* cmd, void* mconfig, const char* arg) n
     });
 }
 
+const char* set_min_saving(cmd_parms* cmd, void* mconfig, const char* arg) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        if (mc::Status st = mc::parse_min_saving(arg, config(mconfig).min_saving); !st.is_ok()) {
+            return fail(cmd, st, arg);
+        }
+        return nullptr;
+    });
+}
+
+const char* set_transcode(cmd_parms* cmd, void* mconfig, int on) noexcept {
+    return guarded(cmd, [&]() -> const char* {
+        config(mconfig).transcode = on != 0 ? mc::Toggle::kOn : mc::Toggle::kOff;
+        return nullptr;
+    });
+}
+
 const char* set_static(cmd_parms* cmd, void* mconfig, int on) noexcept {
     return guarded(cmd, [&]() -> const char* {
         config(mconfig).static_files = on != 0 ? mc::Toggle::kOn : mc::Toggle::kOff;

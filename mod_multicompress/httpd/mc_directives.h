@@ -27,6 +27,8 @@ const char* set_inflate_limit(cmd_parms* cmd, void* mconfig, const char* arg) no
 const char* set_inflate_ratio(cmd_parms* cmd, void* mconfig, const char* ratio,
                               const char* burst) noexcept;
 const char* set_inflate_window(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
+const char* set_min_saving(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
+const char* set_transcode(cmd_parms* cmd, void* mconfig, int on) noexcept;
 const char* set_static(cmd_parms* cmd, void* mconfig, int on) noexcept;
 const char* set_cache(cmd_parms* cmd, void* mconfig, int on) noexcept;
 const char* set_cache_max_entry(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;

@@ -24,6 +24,7 @@
 #include "mc_counters.h"
 #include "mc_brigade.h"
 #include "mc_dictionary_lookup.h"
+#include "mc_digest.h"
 #include "mc_filter_names.h"
 #include "mc_harness.h"
 #include "mc_log.h"
@@ -31,6 +32,7 @@
 #include "mc_not_modified.h"
 #include "mc_pool.h"
 #include "mc_response.h"
+#include "mc_saving.h"
 #include "mc_shared.h"
 #include "mc_whole_body.h"
 
@@ -57,9 +59,12 @@ struct FilterCtx {
     bool unflushed = false;     ///< data went into the encoder since the last flush
     bool eos_seen = false;      ///< EOS passed on: later data is dropped
     bool stream_ended = false;  ///< the encoder wrote its end of stream
-    mc::MemString cache_copy;   ///< the compressed body, for the cache (RequestState::fills_cache)
-    GateSlot gate;              ///< held while a large whole body is compressed
-    std::uint64_t cpu_ns = 0;   ///< thread CPU time spent in the library, for the counters
+    /// An error bucket came from upstream (a broken backend): the body is cut off, so the
+    /// compressed stream is never ended as if it were whole (no end, no length, no cache entry).
+    bool broken = false;
+    mc::MemString cache_copy;  ///< the compressed body, for the cache (RequestState::fills_cache)
+    GateSlot gate;             ///< held while a large whole body is compressed
+    std::uint64_t cpu_ns = 0;  ///< thread CPU time spent in the library, for the counters
 };
 
 // HEAD of a body streamed from a pipe or socket (CGI, proxy): a GET's compressed size depends
@@ -114,6 +119,7 @@ void set_live_facts(request_rec* r, const FilterCtx* ctx, std::uint64_t in, std:
     facts.bytes_out = out;
     facts.cpu_ns = ctx->cpu_ns;
     set_response_facts(r, facts);
+    remember_saving(r, ctx->params.coding, in, out);
 }
 
 void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
@@ -184,7 +190,8 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
     // The one decision for this response, from its final headers (see RequestState).
     add_late_no_transform(f, cfg, view);
-    const mc::Decision d = mc::decide(view, cfg, codings, budget_step(cfg));
+    mc::Decision d = mc::decide(view, cfg, codings, budget_step(cfg));
+    check_saving(r, bb, cfg, d);  // MultiCompressMinSaving
     RequestState* st = request_state(r, true);
     st->decide_once(d);
     if (d.vary) merge_vary(r);
@@ -244,6 +251,7 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
         }
         encoder = std::move(made).value();
     }
+    if (whole >= 0 && whole <= kWholeBodyLimit) keep_digests_of_body(r, bb);
     set_compressed_headers(r, d.coding, cfg);
     set_source(r, cfg, "live");
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "compressing with %s (%s)",
@@ -284,6 +292,7 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
               static_cast<apr_off_t>(out.size));
     set_live_facts(r, ctx, out.in_size, out.size);
     ap_set_content_length(r, static_cast<apr_off_t>(out.size));
+    put_digests(r, std::string_view(out.data, out.size));
     if (ctx->sink.copying() &&
         static_cast<std::int64_t>(out.size) <= dir_config(r).cache_max_entry_value()) {
         store_in_cache(r, ctx->params.level, {out.data, out.size});
@@ -299,20 +308,21 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
 
 apr_status_t finish(ap_filter_t* f, FilterCtx* ctx, apr_bucket* eos) {
     request_rec* r = f->r;
-    if (!ctx->stream_ended) {
+    if (!ctx->stream_ended && !ctx->broken) {
         if (apr_status_t rv = encode(r, ctx, {}, mc::Flush::kFinish); rv != APR_SUCCESS) return rv;
     }
     set_notes(r, dir_config(r), ctx->params.coding,
               static_cast<apr_off_t>(ctx->encoder->bytes_in()),
               static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     set_live_facts(r, ctx, ctx->encoder->bytes_in(), ctx->encoder->bytes_out());
-    if (ctx->hold_until_eos)
+    if (ctx->hold_until_eos && !ctx->broken)
         ap_set_content_length(r, static_cast<apr_off_t>(ctx->encoder->bytes_out()));
     ctx->encoder.reset();  // free the library state now, not at the end of the request
     ctx->gate.release();
     ctx->eos_seen = true;
     ctx->sink.seal();
-    if (ctx->sink.copying()) {
+    if (ctx->hold_until_eos && !ctx->broken) put_digests(r, ctx->bb);
+    if (ctx->sink.copying() && !ctx->broken) {
         store_in_cache(r, ctx->params.level, {ctx->cache_copy.data(), ctx->cache_copy.size()});
         mc::MemString().swap(ctx->cache_copy);
     }
@@ -362,6 +372,7 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             continue;
         }
         if (APR_BUCKET_IS_METADATA(e)) {
+            if (AP_BUCKET_IS_ERROR(e)) ctx->broken = true;
             ctx->sink.seal();  // keep metadata in order with the data around it
             APR_BUCKET_REMOVE(e);
             APR_BRIGADE_INSERT_TAIL(ctx->bb, e);

@@ -15,10 +15,12 @@
 #include <string_view>
 
 #include "mc/headers.h"
+#include "mc/request_coding.h"
 #include "mc_counters.h"
 #include "mc_inflate.h"
 #include "mc_log.h"
 #include "mc_pool.h"
+#include "mc_request_coding.h"
 #include "mc_response.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -26,9 +28,8 @@ APLOG_USE_MODULE(multicompress);
 namespace mc::httpd {
 namespace {
 
-// A request body's Content-Encoding: the outermost coding (the last one listed, RFC 9110
-// section 8.4), when we decode it, and what the header says once it is removed ("br, gzip" ->
-// gzip, then "br"; nullptr: no coding left). "identity" tokens are skipped, as mod_deflate.
+// A request body's outermost coding when we decode it, and what Content-Encoding says once it is
+// removed ("br, gzip" -> "br"; nullptr: none), read as the 415 check reads it.
 struct OuterCoding {
     mc::Coding coding;
     const char* rest;
@@ -36,22 +37,10 @@ struct OuterCoding {
 
 std::optional<OuterCoding> outer_coding(apr_pool_t* p, const char* content_encoding) {
     if (content_encoding == nullptr) return std::nullopt;
-    std::string_view v = content_encoding;
-    for (;;) {
-        const std::size_t comma = v.rfind(',');
-        const std::string_view last = mc::trim_ows(comma == v.npos ? v : v.substr(comma + 1));
-        const auto c = mc::parse_coding(last);
-        if (c && *c == mc::Coding::kIdentity) {
-            if (comma == v.npos) return std::nullopt;
-            v = v.substr(0, comma);
-            continue;
-        }
-        if (!c || *c == mc::Coding::kDcz) return std::nullopt;
-        if (comma == v.npos) return OuterCoding{*c, nullptr};
-        const std::string_view rest = mc::trim_ows(v.substr(0, comma));
-        if (rest.empty()) return OuterCoding{*c, nullptr};
-        return OuterCoding{*c, apr_pstrmemdup(p, rest.data(), rest.size())};
-    }
+    const mc::RequestCoding rc = mc::outer_request_coding(content_encoding);
+    if (rc.kind != mc::RequestCoding::Kind::kDecode) return std::nullopt;
+    if (rc.rest.empty()) return OuterCoding{rc.coding, nullptr};
+    return OuterCoding{rc.coding, apr_pstrmemdup(p, rc.rest.data(), rc.rest.size())};
 }
 
 // The request headers once its body is decoded: they describe what the handler reads (a CGI's
@@ -182,6 +171,7 @@ apr_status_t inflate_in(ap_filter_t* f, apr_bucket_brigade* bb, ap_input_mode_t 
             ctx = start_in(f, &rv);
             if (rv != APR_SUCCESS) return rv;
             if (ctx == nullptr) {
+                if (refused_in_filter(f, &rv)) return rv;  // 415
                 ap_remove_input_filter(f);
                 return ap_get_brigade(f->next, bb, mode, block, readbytes);
             }
@@ -233,6 +223,7 @@ int prebuffer_body(request_rec* r) {
     }
     if (f == nullptr || f == r->proto_input_filters || f->ctx != nullptr) return DECLINED;
     if (!ap_request_has_body(r)) return DECLINED;
+    if (const int refused = refuse_unsupported_coding(f); refused != DECLINED) return refused;
     apr_status_t rv = APR_SUCCESS;
     InflateCtx* ctx = start_in(f, &rv);
     if (ctx == nullptr) return rv == APR_SUCCESS ? DECLINED : HTTP_INTERNAL_SERVER_ERROR;

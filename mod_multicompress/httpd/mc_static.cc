@@ -18,9 +18,11 @@
 #include "mc_cache_entries.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_digest.h"
 #include "mc_log.h"
 #include "mc_request_state.h"
 #include "mc_response.h"
+#include "mc_saving.h"
 #include "mc_shared.h"
 #include "mc_sidecar.h"
 
@@ -76,11 +78,13 @@ int send_precondition(request_rec* r, int status) {
 }
 
 int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const Sidecar& side) {
+    keep_digests_of_file(r);
     if (const int cond = set_validators_and_headers(r, cfg, coding, side.finfo.size, "sidecar");
         cond != OK) {
         apr_file_close(side.fd);
         return send_precondition(r, cond);
     }
+    put_digests(r, side.fd, side.finfo.size);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s", side.path);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     apr_brigade_insert_file(bb, side.fd, 0, side.finfo.size, r->pool);
@@ -114,9 +118,11 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
     if (!file_readable(r)) return DECLINED;  // the default handler answers (403)
     count(mc::metrics::Event::kCacheHit);
     if (hit.level < cfg.cache_level_for(coding)) cache_request_upgrade(r, key, coding);
+    keep_digests_of_file(r);
     const int cond =
         set_validators_and_headers(r, cfg, coding, static_cast<apr_off_t>(hit.size), "cache");
     if (cond != OK) return send_precondition(r, cond);
+    put_digests(r, std::string_view(hit.data, hit.size));
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache hit (level %d, %" APR_SIZE_T_FMT " bytes)",
                   hit.level, hit.size);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
@@ -145,7 +151,8 @@ int serve(request_rec* r) {
             return send_sidecar(r, cfg, d.coding, side);
         }
     }
-    if (cfg.cache_on()) return try_cache(r, cfg, d.coding, st);
+    // A body remembered not to shrink goes out unchanged: no store read for it.
+    if (cfg.cache_on() && !remembered_no_saving(r, cfg)) return try_cache(r, cfg, d.coding, st);
     return DECLINED;
 }
 

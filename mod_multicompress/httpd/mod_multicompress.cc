@@ -26,6 +26,7 @@
 #include "mc_sidecar.h"
 #include "mc_socache.h"
 #include "mc_static.h"
+#include "mc_transcode.h"
 #include "mc_whole_body.h"
 
 namespace {
@@ -39,6 +40,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     register_probe_sink();             // MULTICOMPRESS_PROBE_SINK (mc_lookahead)
     register_inflate_input_filter();   // DEFLATE, input (mc_inflate_in)
     register_inflate_output_filter();  // INFLATE (mc_inflate_out)
+    register_transcode_filter();       // MULTICOMPRESS_TRANSCODE (mc_transcode)
 
     // ---- configuration and process life
     ap_hook_pre_config(socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
@@ -65,6 +67,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // Before mod_cache and the default handler evaluate the request's validators.
     ap_hook_fixups(strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
     ap_hook_insert_filter(insert_dictionary_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_insert_filter(insert_transcode_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After every other module has added its filters: what the request brings to the decision.
     ap_hook_insert_filter(prepare_request, nullptr, nullptr, APR_HOOK_REALLY_LAST);
     ap_hook_insert_error_filter(reinsert_for_304, nullptr, nullptr, APR_HOOK_MIDDLE);

@@ -380,6 +380,8 @@ TEST(ConfigDefaultsTest, EmptySectionGivesSpecDefaults) {
     EXPECT_FALSE(cfg.static_on());
     EXPECT_FALSE(cfg.cache_on());
     EXPECT_EQ(cfg.cache_max_entry_value(), 1024 * 1024);
+    EXPECT_EQ(cfg.min_saving_value(), 5);
+    EXPECT_FALSE(cfg.transcode_on());
 }
 
 TEST(ConfigDefaultsTest, TogglesNeedOnToBeOn) {
@@ -450,7 +452,7 @@ TEST(ConfigDefaultsTest, ParamsForCarriesSettings) {
 // ---- merge(): every field
 
 // Catches a new Config field that the merge tests (and merge itself) do not know about yet.
-static_assert(sizeof(Config) == 248,
+static_assert(sizeof(Config) == 256,
               "mc::Config changed: update merge() and fill_all()/expect_same()/all_fields() here");
 
 // Every coding with per-coding settings (dcz has levels of its own).
@@ -500,6 +502,8 @@ Config fill_all(int variant) {
     c.dictionary_dests = a ? "script" : nullptr;
     c.dictionary_id = a ? "id-a" : nullptr;
     c.dictionary_max_size = a ? 1000 : 2000;
+    c.min_saving = static_cast<std::int16_t>(a ? 0 : 20);
+    c.transcode = a ? Toggle::kOn : Toggle::kOff;
     return c;
 }
 
@@ -532,6 +536,8 @@ void expect_same(const Config& got, const Config& want) {
     EXPECT_EQ(got.dictionary_dests, want.dictionary_dests);
     EXPECT_EQ(got.dictionary_id, want.dictionary_id);
     EXPECT_EQ(got.dictionary_max_size, want.dictionary_max_size);
+    EXPECT_EQ(got.min_saving, want.min_saving);
+    EXPECT_EQ(got.transcode, want.transcode);
 }
 
 struct Field {
@@ -572,6 +578,8 @@ std::vector<Field> all_fields() {
          }},
         {"dictionary_max_size",
          [](Config& c, const Config& s) { c.dictionary_max_size = s.dictionary_max_size; }},
+        {"min_saving", [](Config& c, const Config& s) { c.min_saving = s.min_saving; }},
+        {"transcode", [](Config& c, const Config& s) { c.transcode = s.transcode; }},
     };
     for (const Coding k : kEveryCoding) {
         const std::size_t i = mc::index(k);

@@ -5,6 +5,7 @@
 #include <expat.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -220,7 +221,17 @@ Totals metrics_sample() {
     return t;
 }
 
+// MC_UPDATE_GOLDEN=1 writes what is rendered now as the expected texts (after adding counters,
+// whose new lines are the only change to review in the diff).
+void maybe_update(const char* name, const std::string& text) {
+    if (std::getenv("MC_UPDATE_GOLDEN") == nullptr) return;
+    std::ofstream(std::string(MC_UNIT_TESTDATA) + "/" + name, std::ios::binary) << text;
+}
+
 TEST(StatusSvgTest, AutoAndPrometheusTextsUnchanged) {
+    maybe_update("metrics_sample.prom", mc::metrics::render_prometheus(metrics_sample()) +
+                                            mc::metrics::render_budget_gauges(0.25, 2));
+    maybe_update("metrics_sample.auto", mc::metrics::render_status_auto(metrics_sample()));
     const std::string prom = testdata("metrics_sample.prom");
     ASSERT_GT(prom.size(), 1000u);
     EXPECT_EQ(mc::metrics::render_prometheus(metrics_sample()) +

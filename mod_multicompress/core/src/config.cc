@@ -108,6 +108,8 @@ Config merge(const Config& base, const Config& add) {
     }
     out.dictionary_max_size =
         pick<std::int64_t>(base.dictionary_max_size, add.dictionary_max_size, -1);
+    out.min_saving = pick<std::int16_t>(base.min_saving, add.min_saving, -1);
+    out.transcode = pick(base.transcode, add.transcode, Toggle::kUnset);
     return out;
 }
 
@@ -267,6 +269,20 @@ Status parse_cpu_budget(std::string_view s, std::int16_t& out) {
     std::int64_t v = 0;
     if (!parse_int(s, 1, 100, v).is_ok()) {
         return {Code::kInvalidArgument, "expects Off or a percentage 1-100 (e.g. 50 or 50%)"};
+    }
+    out = static_cast<std::int16_t>(v);
+    return Status::ok();
+}
+
+Status parse_min_saving(std::string_view s, std::int16_t& out) {
+    if (iequals(s, "Off")) {
+        out = 0;
+        return Status::ok();
+    }
+    if (!s.empty() && s.back() == '%') s.remove_suffix(1);
+    std::int64_t v = 0;
+    if (!parse_int(s, 1, 99, v).is_ok()) {
+        return {Code::kInvalidArgument, "expects Off or a percentage 1-99 (e.g. 5 or 5%)"};
     }
     out = static_cast<std::int16_t>(v);
     return Status::ok();

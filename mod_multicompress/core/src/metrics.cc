@@ -35,7 +35,11 @@ constexpr EventLabel kEventLabels[] = {
     {Event::kInflateBytesOut, "inflate_bytes_out", ""},
     {Event::kInflateBadRequest, "inflate_errors", "status=\"400\""},
     {Event::kInflateTooLarge, "inflate_errors", "status=\"413\""},
+    {Event::kInflateUnsupported, "inflate_errors", "status=\"415\""},
     {Event::kGateWait, "gate_waits", ""},
+    {Event::kSavingProbe, "saving_probes", ""},
+    {Event::kTranscodeDecoded, "transcode_events", "event=\"decoded\""},
+    {Event::kTranscodeCorrupt, "transcode_events", "event=\"corrupt\""},
 };
 static_assert(std::size(kEventLabels) == kEventCount);
 
@@ -49,8 +53,13 @@ constexpr Family kEventFamilies[] = {
     {"inflate_bodies", "Request bodies decoded by the DEFLATE input filter."},
     {"inflate_bytes_in", "Encoded bytes of decoded request bodies."},
     {"inflate_bytes_out", "Decoded bytes of request bodies."},
-    {"inflate_errors", "Request bodies refused while decoding, by status."},
+    {"inflate_errors",
+     "Request bodies refused while decoding (400, 413) or before (415), by status."},
     {"gate_waits", "Large whole bodies that waited for a compression slot."},
+    {"saving_probes", "Bodies whose first block MultiCompressMinSaving's quick probe compressed."},
+    {"transcode_events",
+     "MultiCompressTranscode: responses decoded for a client that lacks their coding; corrupt "
+     "ones."},
 };
 
 std::uint64_t get(const Totals& t, std::size_t word) {
@@ -126,6 +135,7 @@ const char* why_name(Why w) {
         case Why::kCrossSite: return "cross_site";
         case Why::kStatus: return "status";
         case Why::kBudget: return "budget";
+        case Why::kIncompressible: return "incompressible";
         case Why::kOther: return "other";
     }
     return "other";

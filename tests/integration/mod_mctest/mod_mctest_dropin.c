@@ -27,6 +27,8 @@
  *   status=204|304            no body (304 with the etag= value or "mctest-dropin")
  *   ct=TYPE etag=V cc=V ce=V ceerr=V  Content-Type, ETag, Cache-Control, Content-Encoding in
  *                             headers_out, Content-Encoding in err_headers_out (URL-decoded)
+ *   cd=V rd=V ud=V cderr=V    Content-Digest, Repr-Digest, Unencoded-Digest in headers_out,
+ *                             Content-Digest in err_headers_out (URL-decoded)
  *   cl=1                      Content-Length before the body
  *   cond=1                    evaluate If-None-Match & co. with ap_meets_conditions (returns
  *                             its 304 / 412 like the default handler)
@@ -303,6 +305,14 @@ static void set_headers(request_rec *r, apr_table_t *args) {
     }
     if ((v = apr_table_get(args, "ceerr")) != NULL) {
         apr_table_setn(r->err_headers_out, "Content-Encoding", v);
+    }
+    if ((v = apr_table_get(args, "cd")) != NULL) apr_table_setn(r->headers_out, "Content-Digest", v);
+    if ((v = apr_table_get(args, "rd")) != NULL) apr_table_setn(r->headers_out, "Repr-Digest", v);
+    if ((v = apr_table_get(args, "ud")) != NULL) {
+        apr_table_setn(r->headers_out, "Unencoded-Digest", v);
+    }
+    if ((v = apr_table_get(args, "cderr")) != NULL) {
+        apr_table_setn(r->err_headers_out, "Content-Digest", v);
     }
 }
 

@@ -54,8 +54,9 @@ enum class EntryError : std::uint8_t {
     kUnknownCoding,       ///< an encoding number this build does not know
     kIdentityMismatch,    ///< made for another key, encoding or version of the file
     kUndecodable,         ///< a zstd body a client would refuse: a window too large, bad frames
-    // Add new kinds above this line: mc_cache.cc counts the kinds up to the last one.
 };
+/// How many kinds EntryError has (the last one's number plus one).
+inline constexpr std::size_t kEntryErrorKinds = static_cast<std::size_t>(EntryError::kUndecodable) + 1;
 
 /// A short name for logs: "not ours", "truncated", "checksum mismatch"...
 std::string_view entry_error_name(EntryError e);

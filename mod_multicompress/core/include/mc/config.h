@@ -47,6 +47,7 @@ inline constexpr std::int64_t kMinInflateWindow = 32 * 1024;
 inline constexpr std::int64_t kMaxInflateWindow = 16 * 1024 * 1024;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 inline constexpr std::int64_t kDefaultDictionaryMaxSize = 4 * 1024 * 1024;
+inline constexpr int kDefaultMinSaving = 5;  ///< MultiCompressMinSaving, percent
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
 /// "not said here" from "said here": a section inherits what it does not set (docs/contract.md).
@@ -84,6 +85,9 @@ struct Config {
     const char* dictionary_dests = nullptr;  ///< space-separated; nullptr or "": none
     const char* dictionary_id = nullptr;
     std::int64_t dictionary_max_size = -1;  ///< MultiCompressDictionaryMaxSize
+    /// MultiCompressMinSaving: -1 unset (kDefaultMinSaving), 0 Off, else percent (1-99).
+    std::int16_t min_saving = -1;
+    Toggle transcode = Toggle::kUnset;  ///< MultiCompressTranscode
 
     // Effective values (defaults filled in).
     [[nodiscard]] std::span<const Coding> encodings() const;
@@ -137,6 +141,11 @@ struct Config {
     [[nodiscard]] std::int64_t dictionary_max_size_value() const {
         return dictionary_max_size < 0 ? kDefaultDictionaryMaxSize : dictionary_max_size;
     }
+    /// The least saving, in percent, that makes compressing a body worth it (0: Off).
+    [[nodiscard]] int min_saving_value() const {
+        return min_saving < 0 ? kDefaultMinSaving : min_saving;
+    }
+    [[nodiscard]] bool transcode_on() const { return transcode == Toggle::kOn; }
     /// MultiCompressCacheLevel; defaults br 11, zstd 19 (dcz as zstd), gzip (and deflate) 9.
     [[nodiscard]] int cache_level_for(Coding c) const;
 
@@ -172,6 +181,8 @@ Status set_cache_level(Config& cfg, std::string_view enc, std::string_view value
 Status parse_toggle(std::string_view s, Toggle& out);
 /// MultiCompressCPUBudget: Off, or a percentage 1-100 with an optional trailing '%'.
 Status parse_cpu_budget(std::string_view s, std::int16_t& out);
+/// MultiCompressMinSaving: Off, or a percentage 1-99 with an optional trailing '%'.
+Status parse_min_saving(std::string_view s, std::int16_t& out);
 /// Compress | Identity (case-insensitive).
 Status parse_cross_site_mode(std::string_view s, CrossSiteMode& out);
 /// ratio | input | output | encoding | source.

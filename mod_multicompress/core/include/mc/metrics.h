@@ -28,9 +28,10 @@ enum class Why : std::uint8_t {
     kCrossSite,       ///< MultiCompressCrossSite Identity
     kStatus,          ///< 1xx, 204, 304: no body to compress
     kBudget,          ///< MultiCompressCPUBudget: over the budget at its last step
+    kIncompressible,  ///< MultiCompressMinSaving: the body would not shrink enough
     kOther,           ///< an encoder that could not start, ...
 };
-inline constexpr std::size_t kWhyCount = 10;
+inline constexpr std::size_t kWhyCount = 11;
 
 /// Events counted once each.
 enum class Event : std::uint8_t {
@@ -46,11 +47,15 @@ enum class Event : std::uint8_t {
     kInflateBody,
     kInflateBytesIn,
     kInflateBytesOut,
-    kInflateBadRequest,  ///< 400
-    kInflateTooLarge,    ///< 413
-    kGateWait,           ///< a large whole body waited for a compression slot
+    kInflateBadRequest,   ///< 400
+    kInflateTooLarge,     ///< 413
+    kInflateUnsupported,  ///< 415: a request body in a coding the DEFLATE input filter lacks
+    kGateWait,            ///< a large whole body waited for a compression slot
+    kSavingProbe,         ///< MultiCompressMinSaving ran its quick probe on a body
+    kTranscodeDecoded,    ///< MultiCompressTranscode decoded a response
+    kTranscodeCorrupt,    ///< ... and found it corrupt (the response was ended as broken)
 };
-inline constexpr std::size_t kEventCount = 15;
+inline constexpr std::size_t kEventCount = 19;
 
 /// Word offsets in a counter array.
 inline constexpr std::size_t kResponsesAt = 0;  // [coding][source]

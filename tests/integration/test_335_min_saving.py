@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: Apache-2.0
+"""MultiCompressMinSaving: bodies that will not shrink go out unchanged.
+
+- A body whose first block saves less than the set percentage (default 5 %) under a quick zstd-1
+  probe goes out identity, decided before anything is passed on: a 1 MB random file under
+  text/plain, a CGI's random bytes. The counters say why (`reason="incompressible"`), and so
+  does the trace line.
+- The child remembers it (static files by version: path, device, inode, size, mtime; other
+  responses by host, path and type), so the next request is sent without a probe; a new version
+  of the file is probed again; another URL of the same type is not affected.
+- The 88 KB HTML page still compresses; `MultiCompressMinSaving 90` sends it identity, `Off`
+  compresses even random bytes (as before this directive).
+The server has one child, so that every request sees the same memory.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+
+from mc_drop_in import start_dropin, stop_checked
+from mc_env import assert_encoded, request, static_file
+from mc_stores import set_mtime
+
+RANDOM = os.urandom(1_000_000)
+CGI_RANDOM = r'''#!/usr/bin/python3
+import os, sys
+sys.stdout.buffer.write(b"Content-Type: text/plain\r\n\r\n")
+sys.stdout.buffer.flush()
+for _ in range(8):
+    sys.stdout.buffer.write(os.urandom(32768))
+    sys.stdout.buffer.flush()
+'''
+CGI_TEXT = r'''#!/usr/bin/python3
+import sys
+sys.stdout.buffer.write(b"Content-Type: text/plain\r\n\r\n")
+sys.stdout.buffer.flush()
+for i in range(4000):
+    sys.stdout.buffer.write(b"line %06d: the quick brown fox jumps over the lazy dog\n" % i)
+'''
+
+SITE = r"""
+<Location /metrics>
+    SetHandler multicompress-metrics
+</Location>
+Alias /ms "@HTDOCS@/ms"
+<Directory "@HTDOCS@/ms">
+    AddOutputFilterByType MULTICOMPRESS text/html text/plain
+</Directory>
+Alias /ms-off "@HTDOCS@/ms-off"
+<Directory "@HTDOCS@/ms-off">
+    AddOutputFilterByType MULTICOMPRESS text/html text/plain
+    MultiCompressMinSaving Off
+</Directory>
+Alias /ms-90 "@HTDOCS@/ms-90"
+<Directory "@HTDOCS@/ms-90">
+    AddOutputFilterByType MULTICOMPRESS text/html text/plain
+    MultiCompressMinSaving 90%
+</Directory>
+ScriptAlias /cgi/ "@HTDOCS@/cgi335/"
+<Directory "@HTDOCS@/cgi335">
+    Options +ExecCGI
+    AddOutputFilterByType MULTICOMPRESS text/plain
+</Directory>
+"""
+
+ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
+             "MinSpareThreads 1\nMaxSpareThreads 16\n")
+
+
+@pytest.fixture(scope="module")
+def srv(env):
+    files = {"cgi335/random.py": CGI_RANDOM, "cgi335/text.py": CGI_TEXT}
+    for d in ("ms", "ms-off", "ms-90"):
+        files[f"{d}/random.txt"] = RANDOM
+        files[f"{d}/page.html"] = static_file(env, "page.html")
+    s = start_dropin(env, "t335", SITE, files=files, mpm_conf=ONE_CHILD)
+    for d in ("ms", "ms-off", "ms-90"):
+        for name in ("random.txt", "page.html"):
+            set_mtime(s.htdocs / d / name, time.time() - 1000)
+    yield s
+    stop_checked(s)
+
+
+def metric(srv, name: str) -> int:
+    text = request(srv.port, "/metrics").body.decode()
+    m = re.search(r"^" + re.escape(name) + r" (\d+)$", text, re.M)
+    assert m, f"{name} not in the metrics page"
+    return int(m.group(1))
+
+
+PROBES = "multicompress_saving_probes_total"
+INCOMPRESSIBLE = 'multicompress_identity_responses_total{reason="incompressible"}'
+
+
+def settled(srv, name: str, want: int, timeout: float = 5.0) -> int:
+    """The counter once it reached `want` (requests are counted when they are logged)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = metric(srv, name)
+        if got >= want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def trace_lines(srv, mark: int, needle: str) -> list[str]:
+    return [l for l in srv.log_lines(mark) if needle in l]
+
+
+def test_mc_335_01_random_file_identity_then_remembered(srv):
+    probes0 = metric(srv, PROBES)
+    why0 = metric(srv, INCOMPRESSIBLE)
+    mark = srv.log_size()
+    first = request(srv.port, "/ms/random.txt", "gzip, br, zstd")
+    assert_encoded(first, None, RANDOM)
+    assert first.header("Content-Length") == str(len(RANDOM))
+    assert settled(srv, INCOMPRESSIBLE, why0 + 1) == why0 + 1
+    assert metric(srv, PROBES) == probes0 + 1
+    probed = trace_lines(srv, mark, "less than MultiCompressMinSaving 5%")
+    assert probed and "zstd-1 probe" in probed[0], srv.log_lines(mark)[-5:]
+
+    mark = srv.log_size()
+    for coding in ("gzip", "br", "zstd"):
+        again = request(srv.port, "/ms/random.txt", coding)
+        assert_encoded(again, None, RANDOM)
+    assert settled(srv, INCOMPRESSIBLE, why0 + 4) == why0 + 4
+    assert metric(srv, PROBES) == probes0 + 1, "the next requests were probed again"
+    assert len(trace_lines(srv, mark, "(remembered)")) == 3
+    head = request(srv.port, "/ms/random.txt", "gzip", method="HEAD")
+    assert head.status == 200 and head.content_encoding is None
+
+
+def test_mc_335_02_off_compresses_random(srv):
+    r = request(srv.port, "/ms-off/random.txt", "gzip")
+    assert_encoded(r, "gzip", RANDOM)
+    assert len(r.body) > len(RANDOM)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
+def test_mc_335_03_page_still_compresses(env, srv, coding):
+    page = static_file(env, "page.html")
+    r = request(srv.port, "/ms/page.html", coding)
+    assert_encoded(r, coding, page)
+    assert len(r.body) < len(page) // 3
+
+
+def test_mc_335_04_higher_minimum(env, srv):
+    page = static_file(env, "page.html")
+    assert_encoded(request(srv.port, "/ms-90/page.html", "br"), None, page)
+    assert_encoded(request(srv.port, "/ms-90/page.html", "gzip"), None, page)
+
+
+def test_mc_335_05_new_version_probed_again(env, srv):
+    path = srv.htdocs / "ms" / "changes.txt"
+    path.write_bytes(os.urandom(200_000))
+    os.chmod(path, 0o644)
+    set_mtime(path, time.time() - 500)
+    assert_encoded(request(srv.port, "/ms/changes.txt", "gzip"), None, path.read_bytes())
+    text = static_file(env, "page.html") * 2  # same name, a new version: size and mtime differ
+    path.write_bytes(text)
+    set_mtime(path, time.time() - 100)
+    assert_encoded(request(srv.port, "/ms/changes.txt", "gzip"), "gzip", text)
+
+
+def test_mc_335_06_dynamic_by_url_not_by_type(srv):
+    probes0 = metric(srv, PROBES)
+    mark = srv.log_size()
+    r = request(srv.port, "/cgi/random.py", "gzip")
+    assert r.status == 200 and r.content_encoding is None and len(r.body) == 8 * 32768
+    assert trace_lines(srv, mark, "zstd-1 probe"), srv.log_lines(mark)[-5:]
+    assert settled(srv, PROBES, probes0 + 1) == probes0 + 1
+    mark = srv.log_size()
+    r = request(srv.port, "/cgi/random.py", "br")
+    assert r.status == 200 and r.content_encoding is None
+    assert trace_lines(srv, mark, "(remembered)")
+    # The same type from another URL is compressed: one response does not stop a whole type.
+    t = request(srv.port, "/cgi/text.py", "gzip")
+    assert t.status == 200 and t.content_encoding == "gzip"
+    assert t.decoded().startswith(b"line 000000: the quick brown fox")
