@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: content-hashed file names (mc/hashed_name.h) from any URL path.
+// Fuzz target: content-hashed file names (mc/hashed_name.h) and delta sidecar names
+// (mc/dcz_delta.h) from any URL path.
 //
-// Input: the path. Invariants: no crash; a parsed name's parts put back together are the path,
+// Input: the path. Invariants: no crash; a delta sidecar name taken apart puts back together and
+// its source is not itself empty; a parsed name's parts put back together are the path,
 // the separator is '.' or '-', the hash looks like one and the extension holds no separator but
 // '.'; for a path that starts with '/' the family's pattern passes check_dictionary_pattern and
 // matches the path; parsing is a function of the path (a copy parses the same); a sibling with
@@ -12,11 +14,19 @@
 #include <string_view>
 
 #include "fuzz_check.h"
+#include "mc/dcz_delta.h"
 #include "mc/dictionary.h"
 #include "mc/hashed_name.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string path(reinterpret_cast<const char*>(data), size);
+    if (const auto delta = mc::parse_delta_sidecar_name(path)) {
+        MC_FUZZ_CHECK(delta->hex.size() == mc::kDeltaSidecarHexDigits);
+        MC_FUZZ_CHECK(!delta->source.empty() && delta->source.back() != '/');
+        MC_FUZZ_CHECK(std::string(delta->source) + std::string(mc::kDeltaSidecarInfix) +
+                          std::string(delta->hex) ==
+                      path);
+    }
     const std::optional<mc::HashedName> h = mc::parse_hashed_name(path);
     (void)mc::looks_like_content_hash(path);
     if (!h) return 0;

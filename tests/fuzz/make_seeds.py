@@ -494,6 +494,7 @@ HASHED_NAMES = {
     "many-dots": b"/a.b.c.d.e.f.0123abcd.g.h.i.j",
     "many-dashes": b"/a-b-c-d-e-f-g-h-i-j-k-l-abcd1234.js",
     "bad-char": b"/a:b/app.3f9a1c2b.js",
+    "delta-sidecar": b"/assets/app.3f9a1c2b.js.dcz-0123456789abcdef",
     "empty": b"",
 }
 
