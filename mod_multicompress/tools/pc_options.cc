@@ -56,6 +56,8 @@ std::optional<Coding> parse_sidecar_coding(std::string_view token, std::string& 
     if (c && !sidecar_suffix(*c).empty()) return c;
     if (c == Coding::kDeflate) {
         error = "encoding 'deflate' has no sidecar file (use gzip)";
+    } else if (c == Coding::kDcz) {
+        error = "dcz sidecars are deltas between versions of a file: see --deltas";
     } else {
         error = "unknown encoding '" + std::string(token) + "' (expected zstd, br or gzip)";
     }

@@ -101,6 +101,13 @@ int train_dictionary(const Options& o, Console& console, const std::atomic<bool>
         walk_tree(root, o.types, o.include_ssi, found, stats, error);
     }
     drop_duplicates(found.files);
+    // Never the output of an earlier run.
+    std::error_code ec;
+    const fs::path out_abs = fs::absolute(o.train_output, ec).lexically_normal();
+    std::erase_if(found.files, [&](const fs::path& p) {
+        std::error_code e;
+        return fs::absolute(p, e).lexically_normal() == out_abs;
+    });
 
     // Read everything once; byte-identical files (copies, symlinked translations) count once,
     // so a held-back file is never one the dictionary was trained on.
@@ -165,9 +172,9 @@ int train_dictionary(const Options& o, Console& console, const std::atomic<bool>
     say("dictionary: " + o.train_output.string() + ", " + std::to_string(dict.size()) +
         " bytes of raw content, SHA-256 " + hash_hex(dict_bytes->hash) + " (Available-Dictionary " +
         format_available_dictionary(dict_bytes->hash) + ")");
-    say("input: " + std::to_string(samples.size() + duplicates) + " files (" +
-        std::to_string(duplicates) + " identical to another, " + std::to_string(small) +
-        " under --min-size, " + std::to_string(found.ssi.size()) + " skipped as SSI); trained on " +
+    say("input: " + std::to_string(found.files.size()) + " files (" + std::to_string(duplicates) +
+        " identical to another, " + std::to_string(small) + " under --min-size, " +
+        std::to_string(found.ssi.size()) + " skipped as SSI); trained on " +
         std::to_string(views.size()) + " (" + format_bytes(used_bytes) + "), " +
         std::to_string(held) + " held back");
     if (o.verbose) {

@@ -225,3 +225,10 @@ def test_real_releases_no_larger_than_zstd_patch_from(tmp_path, releases, level)
         assert p.returncode == 0 and p.stdout == new
         if new_spec == "jquery@3.7.1" and level == 3:
             assert size <= 372  # zstd's raw-content dictionary API: 332 + the header
+
+
+def test_delta_options(tmp_path):
+    make_family(tmp_path / "a", [bundle(i) for i in range(2)])
+    assert "see --deltas" in run("--encodings", "dcz", tmp_path, check_rc=2).stderr
+    assert "--deltas must be 0..64" in run("--deltas", "65", tmp_path, check_rc=2).stderr
+    assert "dcz level must be 1..19" in run("--levels", "dcz=20", tmp_path, check_rc=2).stderr

@@ -105,6 +105,16 @@ def test_copies_count_once_and_ssi_pages_stay_out(tmp_path):
     assert SECRET.encode() in (tmp_path / "ssi.dict").read_bytes()  # it would be, otherwise
 
 
+def test_the_output_is_never_input(tmp_path):
+    site = make_site(tmp_path / "site")
+    out = site / "d0" / "site.txt"  # a selected type, inside the tree
+    run("--train-dictionary", out, "--dictionary-size", "8k", site)
+    first = out.read_bytes()
+    proc = run("--train-dictionary", out, "--dictionary-size", "8k", site)
+    assert "200 files" in proc.stdout
+    assert out.read_bytes() == first
+
+
 def test_no_holdout_no_report(tmp_path):
     site = make_site(tmp_path / "site")
     proc = run("--train-dictionary", tmp_path / "out.dict", "--holdout", "0", site)
