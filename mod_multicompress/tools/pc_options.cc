@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "mc/config.h"
+#include "mc/dictionary_train.h"
 #include "mc/params.h"
 
 namespace mc::precompress {
@@ -55,6 +56,8 @@ std::optional<Coding> parse_sidecar_coding(std::string_view token, std::string& 
     if (c && !sidecar_suffix(*c).empty()) return c;
     if (c == Coding::kDeflate) {
         error = "encoding 'deflate' has no sidecar file (use gzip)";
+    } else if (c == Coding::kDcz) {
+        error = "dcz sidecars are deltas between versions of a file: see --deltas";
     } else {
         error = "unknown encoding '" + std::string(token) + "' (expected zstd, br or gzip)";
     }
@@ -80,7 +83,7 @@ bool set_encodings(std::string_view value, Options& o, std::string& error) {
 bool set_levels(std::string_view value, Options& o, std::string& error) {
     const std::vector<std::string_view> items = split_list(value);
     if (items.empty()) {
-        error = "--levels needs ENC=N items, e.g. zstd=19,br=11,gzip=9";
+        error = "--levels needs ENC=N items, e.g. zstd=19,br=11,gzip=9,dcz=19";
         return false;
     }
     for (const std::string_view item : items) {
@@ -89,7 +92,10 @@ bool set_levels(std::string_view value, Options& o, std::string& error) {
             error = "--levels: '" + std::string(item) + "' is not ENC=N (e.g. br=11)";
             return false;
         }
-        const std::optional<Coding> c = parse_sidecar_coding(trim_ows(item.substr(0, eq)), error);
+        const std::string_view name = trim_ows(item.substr(0, eq));
+        // dcz: the level of the delta sidecars.
+        const std::optional<Coding> c =
+            name == "dcz" ? std::optional<Coding>(Coding::kDcz) : parse_sidecar_coding(name, error);
         if (!c) return false;
         const std::optional<int> level = parse_number<int>(trim_ows(item.substr(eq + 1)));
         const Range range = level_range(*c);
@@ -146,9 +152,13 @@ struct FlagDef {
 };
 
 constexpr FlagDef kFlags[] = {
-    {"-q", "--quiet", &Options::quiet},     {"-v", "--verbose", &Options::verbose},
-    {"-n", "--dry-run", &Options::dry_run}, {"-f", "--force", &Options::force},
-    {"", "--fsync", &Options::fsync},       {"", "--no-progress", &Options::no_progress},
+    {"-q", "--quiet", &Options::quiet},
+    {"-v", "--verbose", &Options::verbose},
+    {"-n", "--dry-run", &Options::dry_run},
+    {"-f", "--force", &Options::force},
+    {"", "--fsync", &Options::fsync},
+    {"", "--no-progress", &Options::no_progress},
+    {"", "--include-ssi", &Options::include_ssi},
 };
 
 const FlagDef* find_flag(std::string_view name) {
@@ -162,6 +172,7 @@ Options default_options() {
     Options o;
     o.codings.assign(kSidecarCodings.begin(), kSidecarCodings.end());
     for (const Coding c : kSidecarCodings) o.levels[index(c)] = default_static_level(c);
+    o.levels[index(Coding::kDcz)] = default_static_level(Coding::kDcz);
     for (const std::string_view t : kDefaultTypes) o.types.emplace_back(t);
     std::sort(o.types.begin(), o.types.end());
     return o;
@@ -175,6 +186,14 @@ int default_static_level(Coding c) {
 
 std::span<const std::string_view> default_types() {
     return kDefaultTypes;
+}
+
+bool is_ssi(std::string_view name, unsigned mode) {
+    const std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0) return false;
+    const std::string ext = lowercase(name.substr(dot + 1));
+    if (ext == "shtml" || ext == "stm" || ext == "shtm") return true;
+    return (ext == "html" || ext == "htm") && (mode & 0100) != 0;  // S_IXUSR: XBitHack
 }
 
 bool has_selected_type(std::string_view name, std::span<const std::string> types) {
@@ -241,7 +260,9 @@ ParseResult parse_options(std::span<const char* const> args) {
         }
         const bool takes_value = name == "-e" || name == "--encodings" || name == "-l" ||
                                  name == "--levels" || name == "-t" || name == "--types" ||
-                                 name == "-j" || name == "--jobs" || name == "--min-size";
+                                 name == "-j" || name == "--jobs" || name == "--min-size" ||
+                                 name == "--deltas" || name == "--train-dictionary" ||
+                                 name == "--dictionary-size" || name == "--holdout";
         if (!takes_value) return fail("unknown option '" + std::string(arg) + "'");
         const std::optional<std::string_view> v = value();
         if (!v) return fail("option '" + std::string(name) + "' needs a value");
@@ -266,10 +287,40 @@ ParseResult parse_options(std::span<const char* const> args) {
                 return fail("--min-size must be a byte count (e.g. 256, 1k), not '" +
                             std::string(*v) + "'");
             o.min_size = static_cast<std::uint64_t>(n);
+        } else if (name == "--deltas") {
+            const std::optional<unsigned> n = parse_number<unsigned>(*v);
+            if (!n || *n > kMaxDeltas) {
+                return fail("--deltas must be 0.." + std::to_string(kMaxDeltas) + ", not '" +
+                            std::string(*v) + "'");
+            }
+            o.deltas = *n;
+        } else if (name == "--train-dictionary") {
+            if (v->empty()) return fail("--train-dictionary needs a file name");
+            o.train_output = std::string(*v);
+        } else if (name == "--dictionary-size") {
+            std::int64_t n = 0;
+            if (!mc::parse_size(*v, static_cast<std::int64_t>(kMinTrainedDictionary),
+                                static_cast<std::int64_t>(kMaxTrainedDictionary), n)
+                     .is_ok()) {
+                return fail("--dictionary-size must be 1k..16M, not '" + std::string(*v) + "'");
+            }
+            o.dictionary_size = static_cast<std::size_t>(n);
+        } else if (name == "--holdout") {
+            std::string_view h = trim_ows(*v);
+            if (h.ends_with('%')) h.remove_suffix(1);
+            const std::optional<unsigned> n = parse_number<unsigned>(h);
+            if (!n || *n > kMaxHoldoutPercent) {
+                return fail("--holdout must be 0%.." + std::to_string(kMaxHoldoutPercent) +
+                            "%, not '" + std::string(*v) + "'");
+            }
+            o.holdout_percent = *n;
         }
     }
     if (o.verbose && o.quiet) return fail("--quiet and --verbose exclude each other");
     if (o.roots.empty()) return fail("no directory given");
+    if (!o.train_output.empty() && (o.dry_run || o.force)) {
+        return fail("--train-dictionary writes one file: --dry-run and --force do not apply");
+    }
     r.outcome = ParseOutcome::kRun;
     return r;
 }
@@ -281,14 +332,22 @@ std::string usage() {
         types += t;
     }
     return "Usage: multicompress-precompress [OPTION]... DIR...\n"
+           "  or:  multicompress-precompress --train-dictionary OUT [OPTION]... PATH...\n"
            "Write precompressed sidecars (FILE.zst, FILE.br, FILE.gz) next to the static files\n"
-           "under each DIR, for mod_multicompress's MultiCompressStatic. Sidecars that are\n"
-           "already fresh (as new as their file) are kept; a sidecar that would not be smaller\n"
-           "than its file is not written.\n"
+           "under each DIR, for mod_multicompress's MultiCompressStatic, and dcz deltas\n"
+           "(FILE.dcz-HASH16) between versions of content-hashed files (app.3f9a1c2b.js,\n"
+           "index-B_1x-9Zq.js). Sidecars that are already fresh (as new as their file) are\n"
+           "kept; a sidecar that would not be smaller than its file is not written. Files httpd\n"
+           "would run through SSI (.shtml, .stm, .shtm; .html/.htm with the owner-execute bit,\n"
+           "XBitHack) are skipped. The second form trains a site dictionary (raw content, for\n"
+           "RFC 9842) from the files under each PATH and reports what it saves.\n"
            "\n"
            "  -e, --encodings LIST  sidecars to write (default zstd,br,gzip)\n"
-           "  -l, --levels LIST     levels as ENC=N (default zstd=19,br=11,gzip=9;\n"
-           "                        zstd 1-19, br 0-11, gzip 1-9)\n"
+           "  -l, --levels LIST     levels as ENC=N (default zstd=19,br=11,gzip=9,dcz=19;\n"
+           "                        zstd and dcz 1-19, br 0-11, gzip 1-9)\n"
+           "      --deltas N        dcz deltas per content-hashed file, against the N most\n"
+           "                        recent other versions (by mtime; default 3; 0: none)\n"
+           "      --include-ssi     compress files httpd would run through SSI too\n"
            "  -t, --types LIST      file name extensions to compress; '+LIST' adds to the\n"
            "                        defaults (default " +
            types +
@@ -301,6 +360,9 @@ std::string usage() {
            "      --no-progress     no progress bar (shown only when stderr is a terminal)\n"
            "  -q, --quiet           print errors only\n"
            "  -v, --verbose         print every sidecar written or removed\n"
+           "      --train-dictionary OUT  train a site dictionary into OUT (raw content)\n"
+           "      --dictionary-size N     its size (default 64k; 1k-16M)\n"
+           "      --holdout P%          files kept out of training and measured (default 20%)\n"
            "  -h, --help            show this help\n"
            "      --version         show the version\n"
            "\n"

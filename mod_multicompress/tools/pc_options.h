@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -30,6 +31,12 @@ int default_static_level(Coding c);
 /// served on the web. Already-compressed formats (png, jpg, webp, woff2, zip, ...) are left out.
 std::span<const std::string_view> default_types();
 
+inline constexpr unsigned kDefaultDeltas = 3;
+inline constexpr unsigned kMaxDeltas = 64;
+inline constexpr std::size_t kDefaultDictionarySize = 64 * 1024;
+inline constexpr unsigned kDefaultHoldoutPercent = 20;
+inline constexpr unsigned kMaxHoldoutPercent = 90;
+
 /// Everything the command line decides.
 struct Options {
     std::vector<Coding> codings;             ///< sidecars to write, no duplicates
@@ -43,7 +50,16 @@ struct Options {
     bool force = false;                      ///< rewrite fresh sidecars too
     bool fsync = false;                      ///< fsync sidecars and their directories
     bool no_progress = false;                ///< never show the progress bar
+    /// dcz delta sidecars per file of a family of content-hashed names (mc/hashed_name.h),
+    /// against the N most recent other members (by mtime); 0: none made, none removed.
+    unsigned deltas = kDefaultDeltas;
+    bool include_ssi = false;  ///< also compress files httpd would run through SSI (is_ssi)
     std::vector<std::filesystem::path> roots;
+
+    /// --train-dictionary OUT: train a site dictionary from the roots into OUT instead.
+    std::filesystem::path train_output;
+    std::size_t dictionary_size = kDefaultDictionarySize;  ///< --dictionary-size
+    unsigned holdout_percent = kDefaultHoldoutPercent;     ///< --holdout: measured, not trained on
 };
 
 enum class ParseOutcome { kRun, kHelp, kVersion, kError };
@@ -63,5 +79,10 @@ std::string usage();
 /// True when `name` (a file name, no directory) has one of `types` (sorted, lowercase) as its
 /// extension, compared case-insensitively, and is not itself a sidecar.
 bool has_selected_type(std::string_view name, std::span<const std::string> types);
+
+/// Whether httpd would run the file through mod_include by its look: `.shtml`, `.stm` and
+/// `.shtm` (Debian's and httpd's example `AddOutputFilter INCLUDES` lines), and `.html`/`.htm`
+/// whose owner-execute bit is set (`XBitHack`). Its sidecars would hold the unprocessed template.
+bool is_ssi(std::string_view name, unsigned mode);
 
 }  // namespace mc::precompress

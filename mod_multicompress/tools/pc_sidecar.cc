@@ -133,11 +133,6 @@ private:
     int errno_ = 0;
 };
 
-bool same_contents_stamp(const struct stat& a, const struct stat& b) {
-    return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
-           a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
-}
-
 // The directory a sidecar goes in ("." for a bare file name).
 fs::path dir_of(const fs::path& p) {
     fs::path d = p.parent_path();
@@ -166,7 +161,88 @@ private:
     std::uint64_t counted_ = 0;
 };
 
+// Gives the temporary file the source's permission bits (never executable), its owner when run
+// as root, and its mtime; syncs it with --fsync. Returns "" or what failed.
+std::string finish_temp(TempFile& tmp, const struct stat& source, const WriteOptions& options) {
+    // Readable by whoever can read the source (httpd), never executable.
+    if (::fchmod(tmp.fd(), source.st_mode & 0666) != 0) {
+        return errno_message(tmp.path(), "chmod", errno);
+    }
+    if (::geteuid() == 0) {
+        // Best effort: keeps a tree owned by the web user owned by it when run as root.
+        [[maybe_unused]] const int ignored = ::fchown(tmp.fd(), source.st_uid, source.st_gid);
+    }
+    if (options.fsync && ::fsync(tmp.fd()) != 0) return errno_message(tmp.path(), "fsync", errno);
+    // The sidecar carries the source's mtime: MultiCompressStatic serves it while mtime(sidecar)
+    // >= mtime(source), and any later edit of the source makes it stale at once.
+    const timespec times[2] = {{0, UTIME_OMIT}, source.st_mtim};
+    if (::futimens(tmp.fd(), times) != 0) return errno_message(tmp.path(), "set mtime", errno);
+    return {};
+}
+
+// Closes the temporary file and renames it over `sidecar` (then syncs the directory with
+// --fsync). Returns "" or what failed.
+std::string rename_into_place(TempFile& tmp, const fs::path& sidecar, const fs::path& dir,
+                              const WriteOptions& options) {
+    if (tmp.close() != 0) return errno_message(tmp.path(), "close", errno);
+    if (::rename(tmp.path().c_str(), sidecar.c_str()) != 0) {
+        return errno_message(sidecar, "cannot rename into place", errno);
+    }
+    tmp.release();
+    if (options.fsync) {
+        const UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dfd || ::fsync(dfd.get()) != 0) return errno_message(dir, "fsync directory", errno);
+    }
+    return {};
+}
+
 }  // namespace
+
+bool same_contents_stamp(const struct stat& a, const struct stat& b) {
+    return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+           a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+std::string read_whole(const fs::path& path, std::string& out, struct stat& st) {
+    const UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!in) return errno_message(path, "cannot open", errno);
+    if (::fstat(in.get(), &st) != 0) return errno_message(path, "cannot stat", errno);
+    if (!S_ISREG(st.st_mode)) return path.string() + ": not a regular file";
+    out.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < out.size()) {
+        const ssize_t n = ::read(in.get(), out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno_message(path, "read", errno);
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    struct stat after {};
+    char probe = 0;
+    if (got != out.size() || ::read(in.get(), &probe, 1) != 0 || ::fstat(in.get(), &after) != 0 ||
+        !same_contents_stamp(st, after)) {
+        return path.string() + ": changed while reading; run again";
+    }
+    return {};
+}
+
+std::string install_sidecar(std::string_view bytes, const fs::path& sidecar,
+                            const struct stat& source, const WriteOptions& options) {
+    TempFile tmp;
+    const fs::path dir = dir_of(sidecar);
+    if (const int err = tmp.create(dir); err != 0) {
+        return errno_message(dir, "cannot create a temporary file", err);
+    }
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+        const ssize_t n = ::write(tmp.fd(), bytes.data() + off, bytes.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno_message(tmp.path(), "write", errno);
+        off += static_cast<std::size_t>(n);
+    }
+    if (std::string err = finish_temp(tmp, source, options); !err.empty()) return err;
+    return rename_into_place(tmp, sidecar, dir, options);
+}
 
 SidecarState stat_sidecar(const fs::path& path, const timespec& source_mtime, std::uint64_t& size,
                           std::string& error) {
@@ -276,36 +352,13 @@ SidecarResult write_sidecar(const Source& src, const fs::path& sidecar, const En
     if (Status st = enc->write({}, Flush::kFinish, sink); !st.is_ok()) return encoder_failed(st);
     if (Status st = sink.drain(); !st.is_ok()) return encoder_failed(st);
 
-    // Readable by whoever can read the source (httpd), never executable.
-    if (::fchmod(tmp.fd(), before.st_mode & 0666) != 0) {
-        return fail(errno_message(tmp.path(), "chmod", errno));
-    }
-    if (::geteuid() == 0) {
-        // Best effort: keeps a tree owned by the web user owned by it when run as root.
-        [[maybe_unused]] const int ignored = ::fchown(tmp.fd(), before.st_uid, before.st_gid);
-    }
-    if (options.fsync && ::fsync(tmp.fd()) != 0)
-        return fail(errno_message(tmp.path(), "fsync", errno));
-    // The sidecar carries the source's mtime: MultiCompressStatic serves it while mtime(sidecar)
-    // >= mtime(source), and any later edit of the source makes it stale at once.
-    const timespec times[2] = {{0, UTIME_OMIT}, before.st_mtim};
-    if (::futimens(tmp.fd(), times) != 0)
-        return fail(errno_message(tmp.path(), "set mtime", errno));
-
+    if (std::string err = finish_temp(tmp, before, options); !err.empty()) return fail(err);
     struct stat after {};
     if (::fstat(in.get(), &after) != 0 || !same_contents_stamp(before, after)) {
         return fail(src.path.string() + ": changed while compressing; run again");
     }
-    if (tmp.close() != 0) return fail(errno_message(tmp.path(), "close", errno));
-    if (::rename(tmp.path().c_str(), sidecar.c_str()) != 0) {
-        return fail(errno_message(sidecar, "cannot rename into place", errno));
-    }
-    tmp.release();
-    if (options.fsync) {
-        const UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (!dfd || ::fsync(dfd.get()) != 0) {
-            return fail(errno_message(dir, "fsync directory", errno));
-        }
+    if (std::string err = rename_into_place(tmp, sidecar, dir, options); !err.empty()) {
+        return fail(err);
     }
     r.outcome = Outcome::kWritten;
     r.out_bytes = sink.total();

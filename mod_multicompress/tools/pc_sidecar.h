@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "mc/params.h"
 
@@ -72,5 +73,18 @@ struct WriteOptions {
 SidecarResult write_sidecar(const Source& src, const std::filesystem::path& sidecar,
                             const EncoderParams& params, const WriteOptions& options,
                             std::atomic<std::uint64_t>& progress, const std::atomic<bool>& stop);
+
+/// Same size and mtime: a file that has not changed in between.
+bool same_contents_stamp(const struct stat& a, const struct stat& b);
+
+/// Reads the whole regular file at `path` into `out`, with its fstat in `st`; fails ("changed
+/// while reading") if it changed meanwhile. Returns "" or an error message ("PATH: what: why").
+std::string read_whole(const std::filesystem::path& path, std::string& out, struct stat& st);
+
+/// Writes `bytes` as `sidecar` the way every sidecar is written: a temporary file in the same
+/// directory, given the permission bits (never executable), owner (as root) and mtime of
+/// `source`, synced with --fsync, then renamed into place. Returns "" or an error message.
+std::string install_sidecar(std::string_view bytes, const std::filesystem::path& sidecar,
+                            const struct stat& source, const WriteOptions& options);
 
 }  // namespace mc::precompress

@@ -6,6 +6,7 @@
 #include <system_error>
 #include <utility>
 
+#include "mc/dcz_delta.h"
 #include "pc_options.h"
 
 namespace mc::precompress {
@@ -32,12 +33,20 @@ std::string check_root(const fs::path& root) {
     return {};
 }
 
-void walk_tree(const fs::path& root, std::span<const std::string> types, std::vector<fs::path>& out,
-               WalkStats& stats, const std::function<void(const std::string&)>& on_error) {
+void walk_tree(const fs::path& root, std::span<const std::string> types, bool include_ssi,
+               WalkFound& found, WalkStats& stats,
+               const std::function<void(const std::string&)>& on_error) {
+    auto take = [&](const fs::path& p, const std::string& name, fs::perms perms) {
+        if (!include_ssi && is_ssi(name, static_cast<unsigned>(perms & fs::perms::mask))) {
+            found.ssi.push_back(p);
+        } else {
+            found.files.push_back(p);
+        }
+    };
     std::error_code ec;
-    if (fs::is_regular_file(fs::status(root, ec))) {
+    if (const fs::file_status st = fs::status(root, ec); fs::is_regular_file(st)) {
         ++stats.files;
-        out.push_back(root);
+        take(root, root.filename().string(), st.permissions());
         return;
     }
 
@@ -70,11 +79,13 @@ void walk_tree(const fs::path& root, std::span<const std::string> types, std::ve
         std::vector<std::string_view> names;
         names.reserve(entries.size());
         for (const auto& e : entries) names.push_back(e.first);
-        auto is_sidecar = [&names](std::string_view name) {
+        auto has = [&names](std::string_view n) {
+            return std::binary_search(names.begin(), names.end(), n);
+        };
+        auto is_sidecar = [&has](std::string_view name) {
             for (const std::string_view suffix : {".zst", ".br", ".gz"}) {
                 if (name.size() > suffix.size() && name.ends_with(suffix)) {
-                    const std::string_view stem = name.substr(0, name.size() - suffix.size());
-                    return std::binary_search(names.begin(), names.end(), stem);
+                    return has(name.substr(0, name.size() - suffix.size()));
                 }
             }
             return false;
@@ -93,6 +104,7 @@ void walk_tree(const fs::path& root, std::span<const std::string> types, std::ve
                 continue;
             }
             bool regular = fs::is_regular_file(lst);
+            fs::perms perms = lst.permissions();
             if (fs::is_symlink(lst)) {
                 // A symlinked file is served under the link's name, so it gets its own sidecar;
                 // a symlinked directory is not entered (no loops, no leaving the tree).
@@ -103,18 +115,44 @@ void walk_tree(const fs::path& root, std::span<const std::string> types, std::ve
                     continue;
                 }
                 regular = fs::is_regular_file(target);
+                perms = target.permissions();
             }
             if (!regular) continue;
             if (is_sidecar(name)) {
                 ++stats.sidecars;
                 continue;
             }
+            if (const auto delta = mc::parse_delta_sidecar_name(name);
+                delta && has(delta->source)) {
+                ++stats.sidecars;
+                found.delta_sidecars.push_back(entry.path());
+                continue;
+            }
             ++stats.files;
-            if (has_selected_type(name, types)) out.push_back(entry.path());
+            if (has_selected_type(name, types)) take(entry.path(), name, perms);
         }
         // Reverse so that the stack pops them in name order.
         for (auto d = subdirs.rbegin(); d != subdirs.rend(); ++d) pending.push_back(std::move(*d));
     }
+}
+
+// A file reached twice (overlapping roots, "DIR DIR/sub") is done once.
+void drop_duplicates(std::vector<fs::path>& files) {
+    std::vector<std::pair<fs::path, fs::path>> keyed;
+    keyed.reserve(files.size());
+    for (fs::path& f : files) {
+        std::error_code ec;
+        fs::path key = fs::absolute(f, ec).lexically_normal();
+        if (ec) key = f;
+        keyed.emplace_back(std::move(key), std::move(f));
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    keyed.erase(std::unique(keyed.begin(), keyed.end(),
+                            [](const auto& a, const auto& b) { return a.first == b.first; }),
+                keyed.end());
+    files.clear();
+    for (auto& [key, f] : keyed) files.push_back(std::move(f));
 }
 
 }  // namespace mc::precompress

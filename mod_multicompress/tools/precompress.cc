@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// multicompress-precompress: writes FILE.zst / FILE.br / FILE.gz sidecars for MultiCompressStatic.
-#include <sched.h>
+// multicompress-precompress: writes FILE.zst / FILE.br / FILE.gz sidecars for MultiCompressStatic,
+// dcz deltas between versions of content-hashed files, or (--train-dictionary) a site dictionary.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,14 +13,18 @@
 #include <exception>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "mc/coding.h"
+#include "mc/dcz_delta.h"
 #include "mc/params.h"
 #include "pc_console.h"
+#include "pc_delta.h"
+#include "pc_jobs.h"
 #include "pc_options.h"
+#include "pc_report.h"
 #include "pc_sidecar.h"
+#include "pc_train.h"
 #include "pc_walk.h"
 
 namespace mc::precompress {
@@ -35,7 +39,6 @@ constexpr int kBrotliStaticWindow = 24;
 constexpr int kExitOk = 0;
 constexpr int kExitSomeFailed = 1;
 constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
 
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
@@ -59,17 +62,6 @@ std::string message(std::string_view text) {
     return std::string(kProgramName) + ": " + std::string(text);
 }
 
-// CPUs this process may run on (taskset, cpuset containers), not just those online.
-unsigned available_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
-        const int n = CPU_COUNT(&set);
-        if (n > 0) return static_cast<unsigned>(n);
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
-}
-
 EncoderParams static_params(Coding c, const Options& o) {
     EncoderParams p;
     p.coding = c;
@@ -89,68 +81,10 @@ struct Task {
     fs::path sidecar;
 };
 
-/// Per-encoding counts and sizes. `original`/`compressed` cover the sidecars present after the
-/// run (written now or already fresh), so a second run reports the same sizes as the first.
-struct CodingTotals {
-    std::uint64_t written = 0, fresh = 0, not_smaller = 0, too_small = 0, failed = 0, planned = 0;
-    std::uint64_t original = 0, compressed = 0;
-};
-
-/// Per-file verdict, from the outcomes of its sidecars.
-enum FileFlag : unsigned {
-    kFlagWritten = 1u << 0,
-    kFlagFresh = 1u << 1,
-    kFlagNotSmaller = 1u << 2,
-    kFlagTooSmall = 1u << 3,
-    kFlagFailed = 1u << 4,
-    kFlagPlanned = 1u << 5,
-    kFlagInterrupted = 1u << 6,
-};
-
-unsigned flag_of(Outcome o) {
-    switch (o) {
-        case Outcome::kWritten: return kFlagWritten;
-        case Outcome::kFresh: return kFlagFresh;
-        case Outcome::kNotSmaller: return kFlagNotSmaller;
-        case Outcome::kTooSmall: return kFlagTooSmall;
-        case Outcome::kPlanned: return kFlagPlanned;
-        case Outcome::kFailed: return kFlagFailed;
-        case Outcome::kInterrupted: return kFlagInterrupted;
-    }
-    return 0;
-}
-
-std::string percent(std::uint64_t part, std::uint64_t whole) {
-    if (whole == 0) return "-";
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.1f%%",
-                  100.0 * static_cast<double>(part) / static_cast<double>(whole));
-    return buf;
-}
-
 fs::path sidecar_path(const fs::path& src, Coding c) {
     fs::path p = src;
     p += std::string(sidecar_suffix(c));
     return p;
-}
-
-// A file reached twice (overlapping roots, "DIR DIR/sub") is done once.
-void drop_duplicates(std::vector<fs::path>& files) {
-    std::vector<std::pair<fs::path, fs::path>> keyed;
-    keyed.reserve(files.size());
-    for (fs::path& f : files) {
-        std::error_code ec;
-        fs::path key = fs::absolute(f, ec).lexically_normal();
-        if (ec) key = f;
-        keyed.emplace_back(std::move(key), std::move(f));
-    }
-    std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    keyed.erase(std::unique(keyed.begin(), keyed.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; }),
-                keyed.end());
-    files.clear();
-    for (auto& [key, f] : keyed) files.push_back(std::move(f));
 }
 
 class Run {
@@ -167,48 +101,33 @@ public:
         walk();
         plan();
         execute();
-        return summarize();
+        if (o_.deltas != 0 && !g_stop.load()) deltas();
+        return print_summary(tally_, walk_stats_, sources_.size(), o_, g_stop.load(), console_);
     }
 
 private:
     void walk() {
-        std::vector<fs::path> found;
         for (const fs::path& root : o_.roots) {
-            walk_tree(root, o_.types, found, walk_stats_,
+            walk_tree(root, o_.types, o_.include_ssi, found_, walk_stats_,
                       [this](const std::string& err) { console_.err(message(err)); });
         }
-        drop_duplicates(found);
-        sources_.reserve(found.size());
-        for (fs::path& f : found) sources_.push_back(Source{std::move(f), 0, {}});
-        flags_.assign(sources_.size(), 0);
-    }
-
-    void record(std::size_t file, Coding c, Outcome outcome) {
-        flags_[file] |= flag_of(outcome);
-        CodingTotals& t = totals_[index(c)];
-        switch (outcome) {
-            case Outcome::kWritten: ++t.written; break;
-            case Outcome::kFresh: ++t.fresh; break;
-            case Outcome::kNotSmaller: ++t.not_smaller; break;
-            case Outcome::kTooSmall: ++t.too_small; break;
-            case Outcome::kPlanned: ++t.planned; break;
-            case Outcome::kFailed: ++t.failed; break;
-            case Outcome::kInterrupted: break;
-        }
+        drop_duplicates(found_.files);
+        drop_duplicates(found_.ssi);
+        sources_.reserve(found_.files.size());
+        for (fs::path& f : found_.files) sources_.push_back(Source{std::move(f), 0, {}});
+        tally_.flags.assign(sources_.size(), 0);
+        wanted_.assign(sources_.size(), false);
+        tally_.ssi_skipped = found_.ssi.size();
     }
 
     void fail_file(std::size_t file, const std::string& err) {
         console_.err(message(err));
-        for (const Coding c : o_.codings) record(file, c, Outcome::kFailed);
-    }
-
-    void removed(const fs::path& sidecar) {
-        ++removed_stale_;
-        if (o_.verbose) console_.out("removed stale " + sidecar.string());
+        for (const Coding c : o_.codings) tally_.record(file, c, Outcome::kFailed);
     }
 
     // stat() every source and sidecar; decide what is fresh, too small, or to be written.
     void plan() {
+        for (const fs::path& ssi : found_.ssi) skip_ssi(ssi);
         for (std::size_t i = 0; i < sources_.size() && !g_stop.load(); ++i) {
             Source& src = sources_[i];
             struct stat st {};
@@ -219,12 +138,13 @@ private:
             src.size = static_cast<std::uint64_t>(st.st_size);
             src.mtime = st.st_mtim;
             const bool too_small = src.size < o_.min_size;
+            wanted_[i] = !too_small;
             for (const Coding c : o_.codings) {
                 fs::path sidecar = sidecar_path(src.path, c);
                 if (too_small) {
                     // Not compressed, and no stale sidecar left behind to confuse anyone.
-                    record(i, c, Outcome::kTooSmall);
-                    remove_stale_sidecar(sidecar, src.mtime);
+                    tally_.record(i, c, Outcome::kTooSmall);
+                    remove(sidecar, src.mtime, false, "stale");
                     continue;
                 }
                 std::string err;
@@ -232,18 +152,18 @@ private:
                 const SidecarState state = stat_sidecar(sidecar, src.mtime, size, err);
                 if (!err.empty()) {
                     console_.err(message(err));
-                    record(i, c, Outcome::kFailed);
+                    tally_.record(i, c, Outcome::kFailed);
                     continue;
                 }
                 if (state == SidecarState::kNotAFile) {
                     console_.err(message(sidecar.string() + ": exists and is not a regular file"));
-                    record(i, c, Outcome::kFailed);
+                    tally_.record(i, c, Outcome::kFailed);
                     continue;
                 }
                 if (state == SidecarState::kFresh && !o_.force) {
-                    record(i, c, Outcome::kFresh);
-                    totals_[index(c)].original += src.size;
-                    totals_[index(c)].compressed += size;
+                    tally_.record(i, c, Outcome::kFresh);
+                    tally_.totals[index(c)].original += src.size;
+                    tally_.totals[index(c)].compressed += size;
                     continue;
                 }
                 tasks_.push_back(Task{i, c, std::move(sidecar)});
@@ -255,167 +175,175 @@ private:
         });
     }
 
-    void remove_stale_sidecar(const fs::path& sidecar, const timespec& source_mtime) {
+    // A file httpd runs through SSI is not compressed, and a sidecar of it (written before, or
+    // by hand) goes, fresh or not: it would send the unprocessed template, directives and all.
+    void skip_ssi(const fs::path& file) {
+        if (o_.verbose || o_.dry_run) console_.out("skipped (SSI): " + file.string());
+        std::vector<fs::path> sidecars;
+        for (const Coding c : kSidecarCodings) sidecars.push_back(sidecar_path(file, c));
+        for (const fs::path& d : found_.delta_sidecars) {
+            const auto name = parse_delta_sidecar_name(d.filename().string());
+            if (name && d.parent_path() / std::string(name->source) == file) sidecars.push_back(d);
+        }
+        for (const fs::path& s : sidecars) remove(s, {}, true, "SSI");
+    }
+
+    // Removes `sidecar` if it is stale against `source_mtime` (or any regular file when `always`);
+    // `why` is "stale" or "SSI". --dry-run only says so.
+    void remove(const fs::path& sidecar, const timespec& source_mtime, bool always,
+                const char* why) {
+        std::uint64_t& count =
+            std::string_view(why) == "SSI" ? tally_.removed_ssi : tally_.removed_stale;
+        const std::string what =
+            std::string_view(why) == "SSI" ? "sidecar of an SSI file " : "stale ";
         if (o_.dry_run) {
             std::string err;
             std::uint64_t size = 0;
-            if (stat_sidecar(sidecar, source_mtime, size, err) == SidecarState::kStale) {
-                ++removed_stale_;
-                if (!o_.quiet) console_.out("would remove stale " + sidecar.string());
+            const SidecarState state = stat_sidecar(sidecar, source_mtime, size, err);
+            if (state == SidecarState::kStale || (always && state == SidecarState::kFresh)) {
+                ++count;
+                if (!o_.quiet) console_.out("would remove " + what + sidecar.string());
             }
             return;
         }
         std::string err;
-        if (remove_stale(sidecar, source_mtime, false, err)) removed(sidecar);
+        if (remove_stale(sidecar, source_mtime, always, err)) {
+            ++count;
+            if (o_.verbose) console_.out("removed " + what + sidecar.string());
+        }
         if (!err.empty()) console_.err(message(err));
     }
 
     void execute() {
         if (o_.dry_run) {
             for (const Task& t : tasks_) {
-                record(t.file, t.coding, Outcome::kPlanned);
+                tally_.record(t.file, t.coding, Outcome::kPlanned);
                 if (!o_.quiet) console_.out("would write " + t.sidecar.string());
             }
             return;
         }
-        if (tasks_.empty()) return;
-
         std::uint64_t total_bytes = 0;
         for (const Task& t : tasks_) total_bytes += sources_[t.file].size;
-        std::atomic<std::size_t> next{0};
-        std::atomic<std::size_t> done{0};
-        std::atomic<std::uint64_t> bytes_done{0};
         SidecarResult not_run;
         not_run.outcome = Outcome::kInterrupted;
         std::vector<SidecarResult> results(tasks_.size(), not_run);
         const WriteOptions wo{o_.fsync, o_.force};
-
-        auto worker = [&] {
-            for (;;) {
-                const std::size_t k = next.fetch_add(1);
-                if (k >= tasks_.size() || g_stop.load()) return;
-                const Task& t = tasks_[k];
-                SidecarResult& r = results[k];
-                r = write_sidecar(sources_[t.file], t.sidecar, static_params(t.coding, o_), wo,
-                                  bytes_done, g_stop);
-                report(t, r);
-                done.fetch_add(1);
-            }
-        };
-
-        if (!o_.quiet && !o_.no_progress && stderr_is_terminal()) {
-            console_.start_progress(tasks_.size(), total_bytes, done, bytes_done);
-        }
-        const std::size_t n_threads =
-            std::min<std::size_t>(o_.jobs != 0 ? o_.jobs : available_cpus(), tasks_.size());
-        std::vector<std::thread> threads;
-        threads.reserve(n_threads);
-        for (std::size_t i = 0; i < n_threads; ++i) threads.emplace_back(worker);
-        for (std::thread& th : threads) th.join();
-        console_.stop_progress();
-
+        progress(tasks_.size(), total_bytes, [&](std::size_t k) {
+            const Task& t = tasks_[k];
+            results[k] = write_sidecar(sources_[t.file], t.sidecar, static_params(t.coding, o_), wo,
+                                       bytes_done_, g_stop);
+            report(t.sidecar, results[k].outcome, results[k].in_bytes, results[k].out_bytes,
+                   results[k].removed_stale, results[k].error, "");
+        });
         for (std::size_t k = 0; k < tasks_.size(); ++k) {
             const Task& t = tasks_[k];
             const SidecarResult& r = results[k];
-            record(t.file, t.coding, r.outcome);
-            if (r.removed_stale) ++removed_stale_;
+            tally_.record(t.file, t.coding, r.outcome);
+            if (r.removed_stale) ++tally_.removed_stale;
             if (r.outcome == Outcome::kWritten) {
-                totals_[index(t.coding)].original += r.in_bytes;
-                totals_[index(t.coding)].compressed += r.out_bytes;
+                tally_.totals[index(t.coding)].original += r.in_bytes;
+                tally_.totals[index(t.coding)].compressed += r.out_bytes;
             }
         }
+    }
+
+    // Delta sidecars, after the ordinary ones (a delta must beat them to be written).
+    void deltas() {
+        const DeltaPlan plan =
+            plan_deltas(sources_, wanted_, found_.delta_sidecars, o_.deltas, o_.force);
+        for (const std::string& err : plan.errors) console_.err(message(err));
+        for (const std::size_t f : plan.failed_files)
+            tally_.record(f, Coding::kDcz, Outcome::kFailed);
+        for (const fs::path& p : plan.remove) remove(p, {}, true, "stale");
+        CodingTotals& totals = tally_.totals[index(Coding::kDcz)];
+        for (const DeltaTask& t : plan.fresh) {
+            tally_.record(t.file, Coding::kDcz, Outcome::kFresh);
+            std::string err;
+            std::uint64_t size = 0;
+            stat_sidecar(t.sidecar, sources_[t.file].mtime, size, err);
+            totals.original += sources_[t.file].size;
+            totals.compressed += size;
+        }
+        const int level = o_.levels[index(Coding::kDcz)];
+        if (o_.dry_run) {
+            for (const DeltaTask& t : plan.write) {
+                tally_.record(t.file, Coding::kDcz, Outcome::kPlanned);
+                if (!o_.quiet) {
+                    console_.out("would write " + t.sidecar.string() + " (against " +
+                                 sources_[t.dictionary].path.filename().string() + ")");
+                }
+            }
+            return;
+        }
+        std::uint64_t total_bytes = 0;
+        for (const DeltaTask& t : plan.write) total_bytes += sources_[t.file].size;
+        std::vector<DeltaResult> results(plan.write.size());
+        for (DeltaResult& r : results) r.outcome = Outcome::kInterrupted;
+        const WriteOptions wo{o_.fsync, o_.force};
+        progress(plan.write.size(), total_bytes, [&](std::size_t k) {
+            const DeltaTask& t = plan.write[k];
+            results[k] =
+                write_delta(sources_[t.file], sources_[t.dictionary], t, level, wo, g_stop);
+            bytes_done_ += sources_[t.file].size;
+            const DeltaResult& r = results[k];
+            report(t.sidecar, r.outcome, r.in_bytes, r.out_bytes, r.removed_stale, r.error,
+                   " against " + sources_[t.dictionary].path.filename().string() +
+                       (r.patch_from ? ", as zstd --patch-from" : ""));
+        });
+        for (std::size_t k = 0; k < plan.write.size(); ++k) {
+            const DeltaResult& r = results[k];
+            tally_.record(plan.write[k].file, Coding::kDcz, r.outcome);
+            if (r.removed_stale) ++tally_.removed_stale;
+            if (r.outcome == Outcome::kWritten) {
+                totals.original += r.in_bytes;
+                totals.compressed += r.out_bytes;
+            }
+        }
+    }
+
+    // Runs job(k) for k < count on the workers, with the progress bar on a terminal.
+    template <class Job>
+    void progress(std::size_t count, std::uint64_t total_bytes, Job&& job) {
+        if (count == 0) return;
+        std::atomic<std::size_t> done{0};
+        bytes_done_ = 0;
+        if (!o_.quiet && !o_.no_progress && stderr_is_terminal()) {
+            console_.start_progress(count, total_bytes, done, bytes_done_);
+        }
+        run_jobs(count, o_.jobs, g_stop, [&](std::size_t k) {
+            job(k);
+            done.fetch_add(1);
+        });
+        console_.stop_progress();
     }
 
     // Called from the workers; the console serializes the lines.
-    void report(const Task& t, const SidecarResult& r) {
-        if (r.outcome == Outcome::kFailed) {
-            console_.err(message(r.error));
+    void report(const fs::path& sidecar, Outcome outcome, std::uint64_t in, std::uint64_t out,
+                bool removed_stale, const std::string& error, const std::string& note) {
+        if (outcome == Outcome::kFailed) {
+            console_.err(message(error));
             return;
         }
         if (!o_.verbose) return;
-        if (r.outcome == Outcome::kWritten) {
-            console_.out("wrote " + t.sidecar.string() + " (" + std::to_string(r.in_bytes) +
-                         " -> " + std::to_string(r.out_bytes) + " bytes, " +
-                         percent(r.out_bytes, r.in_bytes) + ")");
-        } else if (r.outcome == Outcome::kNotSmaller) {
-            console_.out("not smaller: " + t.sidecar.string() +
-                         (r.removed_stale ? " (stale sidecar removed)" : ""));
+        if (outcome == Outcome::kWritten) {
+            console_.out("wrote " + sidecar.string() + " (" + std::to_string(in) + " -> " +
+                         std::to_string(out) + " bytes, " + percent(out, in) +
+                         (note.empty() ? "" : "," + note) + ")");
+        } else if (outcome == Outcome::kNotSmaller) {
+            console_.out("not smaller: " + sidecar.string() +
+                         (removed_stale ? " (stale sidecar removed)" : ""));
         }
-    }
-
-    int summarize() {
-        std::uint64_t compressed = 0, fresh = 0, not_smaller = 0, too_small = 0, failed = 0;
-        bool interrupted = false;
-        for (const unsigned f : flags_) {
-            if ((f & kFlagInterrupted) != 0) interrupted = true;
-            if ((f & kFlagFailed) != 0) {
-                ++failed;
-            } else if ((f & (kFlagWritten | kFlagPlanned)) != 0) {
-                ++compressed;
-            } else if ((f & kFlagTooSmall) != 0) {
-                ++too_small;
-            } else if ((f & kFlagNotSmaller) != 0) {
-                ++not_smaller;
-            } else if ((f & kFlagFresh) != 0) {
-                ++fresh;
-            }
-        }
-        failed += walk_stats_.errors;
-
-        if (!o_.quiet) {
-            char line[256];
-            std::snprintf(line, sizeof line,
-                          "files: %llu scanned, %zu selected: %llu %s, %llu fresh, "
-                          "%llu not smaller, %llu too small, %llu failed",
-                          static_cast<unsigned long long>(walk_stats_.files), sources_.size(),
-                          static_cast<unsigned long long>(compressed),
-                          o_.dry_run ? "to compress" : "compressed",
-                          static_cast<unsigned long long>(fresh),
-                          static_cast<unsigned long long>(not_smaller),
-                          static_cast<unsigned long long>(too_small),
-                          static_cast<unsigned long long>(failed));
-            console_.out(line);
-            std::snprintf(line, sizeof line, "%-8s %8s %6s %12s %7s %12s %12s %7s", "encoding",
-                          o_.dry_run ? "to write" : "written", "fresh", "not smaller", "failed",
-                          "original", "sidecars", "ratio");
-            console_.out(line);
-            for (const Coding c : o_.codings) {
-                const CodingTotals& t = totals_[index(c)];
-                std::snprintf(line, sizeof line, "%-8s %8llu %6llu %12llu %7llu %12s %12s %7s",
-                              std::string(coding_token(c)).c_str(),
-                              static_cast<unsigned long long>(o_.dry_run ? t.planned : t.written),
-                              static_cast<unsigned long long>(t.fresh),
-                              static_cast<unsigned long long>(t.not_smaller),
-                              static_cast<unsigned long long>(t.failed),
-                              format_bytes(t.original).c_str(), format_bytes(t.compressed).c_str(),
-                              percent(t.compressed, t.original).c_str());
-                console_.out(line);
-            }
-            if (removed_stale_ != 0) {
-                console_.out(std::string(o_.dry_run ? "stale sidecars to remove: "
-                                                    : "stale sidecars removed: ") +
-                             std::to_string(removed_stale_));
-            }
-            if (walk_stats_.skipped_links != 0 && o_.verbose) {
-                console_.out("symlinked directories not followed: " +
-                             std::to_string(walk_stats_.skipped_links));
-            }
-        }
-        if (interrupted || g_stop.load()) {
-            console_.err(message("interrupted; temporary files removed"));
-            return kExitInterrupted;
-        }
-        return failed != 0 ? kExitSomeFailed : kExitOk;
     }
 
     const Options& o_;
     Console console_;
     WalkStats walk_stats_;
+    WalkFound found_;
     std::vector<Source> sources_;
-    std::vector<unsigned> flags_;
+    std::vector<bool> wanted_;  ///< stat'ed and not too small: may have and be a delta's dictionary
     std::vector<Task> tasks_;
-    std::array<CodingTotals, kCodingCount> totals_{};
-    std::uint64_t removed_stale_ = 0;
+    Tally tally_;
+    std::atomic<std::uint64_t> bytes_done_{0};
 };
 
 }  // namespace
@@ -439,6 +367,10 @@ int main(int argc, char** argv) {
     }
     install_signal_handlers();
     try {
+        if (!parsed.options.train_output.empty()) {
+            Console console;
+            return train_dictionary(parsed.options, console, g_stop);
+        }
         return Run(parsed.options)();
     } catch (const std::exception& e) {
         // Out of memory or a filesystem error outside the per-file paths.

@@ -475,6 +475,30 @@ def cache_entry_seeds():
     return seeds
 
 
+HASHED_NAMES = {
+    "webpack": b"/static/main.3f9a1c2b4d5e6f708192.js",
+    "cra-chunk": b"/static/js/main.3f9a1c2b.chunk.js",
+    "source-map": b"/static/js/main.3f9a1c2b.js.map",
+    "parcel": b"/index.1a2b3c4d.js",
+    "vite": b"/assets/index-B_1x-9Zq.js",
+    "vite-dash-stem": b"/assets/react-dom-CwQ6TZvk.js",
+    "vite-letters": b"/assets/index-BxQzkWpL.css",
+    "esbuild": b"/chunk-ABCD2345.js",
+    "min-js": b"/assets/app-Cm_2kP9x.min.js",
+    "bare": b"app.8e0a4f1b.js",
+    "plain-min": b"/js/jquery.min.js",
+    "plain-version": b"/js/jquery-3.7.1.min.js",
+    "plain-words": b"/js/react-dom.development.js",
+    "plain-camel": b"/js/jquery.dataTables.min.js",
+    "plain-font": b"/fonts/roboto-v30-latin-700italic.ttf",
+    "many-dots": b"/a.b.c.d.e.f.0123abcd.g.h.i.j",
+    "many-dashes": b"/a-b-c-d-e-f-g-h-i-j-k-l-abcd1234.js",
+    "bad-char": b"/a:b/app.3f9a1c2b.js",
+    "delta-sidecar": b"/assets/app.3f9a1c2b.js.dcz-0123456789abcdef",
+    "empty": b"",
+}
+
+
 def write(target, seeds):
     d = CORPUS / target
     d.mkdir(parents=True, exist_ok=True)
@@ -491,6 +515,7 @@ def main():
     write("fuzz_encoder_roundtrip", roundtrip_seeds())
     write("fuzz_decoder", decoder_seeds())
     write("fuzz_cache_entry", cache_entry_seeds())
+    write("fuzz_hashed_name", HASHED_NAMES)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,19 @@ std::uint64_t get_u64(const std::byte* p) {
     return v;
 }
 
+ZSTD_compressionParameters prepared_params(int level, std::size_t dictionary_size) {
+    return ZSTD_getCParams(level, 0, dictionary_size);
+}
+
+// Measured on release pairs and on pages against a 64 KB site dictionary (bench/dictionary.py):
+// with the dfast, greedy and lazy strategies, searching the prepared tables in place is 10-70 %
+// cheaper per response than copying them (a copy is the size of the tables, 0.5-3 MB, whatever
+// the body); ZSTD_fast gains nothing and the binary-tree strategies are up to 2x slower attached.
+bool attach_prepared_tables(int level, std::size_t dictionary_size) {
+    const ZSTD_strategy s = prepared_params(level, dictionary_size).strategy;
+    return s >= ZSTD_dfast && s <= ZSTD_lazy2;
+}
+
 }  // namespace
 
 DictionaryHash sha256(std::span<const std::byte> bytes) {
@@ -201,30 +214,20 @@ int dcz_window_log(std::size_t dictionary_size, std::int64_t body_size, int leve
     return w;
 }
 
-bool dcz_use_prefix(std::size_t dictionary_size, std::int64_t body_size, int level) {
-    const std::uint64_t body =
-        body_size >= 0 ? static_cast<std::uint64_t>(body_size) : dictionary_size;
-    const std::uint64_t largest = std::max<std::uint64_t>(dictionary_size, body);
-    int highbit = 0;
-    while (highbit < 63 && (std::uint64_t{2} << highbit) <= largest) ++highbit;
-    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, largest, dictionary_size);
-    const int cycle_log = static_cast<int>(cp.chainLog) - (cp.strategy >= ZSTD_btlazy2 ? 1 : 0);
-    return highbit + 1 > cycle_log;
-}
-
 Status setup_dcz(ZSTD_CCtx_s* cctx, const EncoderParams& p) {
     if (p.dictionary == nullptr) return {Code::kInvalidArgument, "dcz: no dictionary"};
     const PreparedDictionary& d = *p.dictionary;
-    std::size_t rc = 0;
-    if (dcz_use_prefix(d.size(), p.size_hint, p.level)) {
-        rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
-        if (!ZSTD_isError(rc))
-            rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
-        if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_refPrefix(cctx, d.bytes().data(), d.bytes().size());
-    } else {
-        rc = ZSTD_CCtx_refCDict(cctx, d.cdict());
-    }
+    // The prepared tables, always: loading the dictionary as a prefix (what `zstd --patch-from`
+    // does, with long-distance matching for large files) costs every response a pass over the
+    // whole dictionary and, at the fast levels, gives larger bodies for small changes (jquery
+    // 3.7.0 -> 3.7.1 at level 3: 426 bytes against 332; bench/dictionary.py). Deltas made off
+    // the request path try both (mc/dcz_delta.h).
+    std::size_t rc = ZSTD_CCtx_refCDict(cctx, d.cdict());
     if (!ZSTD_isError(rc)) rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, p.window_log);
+    if (!ZSTD_isError(rc) && attach_prepared_tables(d.level(), d.size())) {
+        // An experimental parameter: should this libzstd refuse it, zstd's own choice stands.
+        (void)ZSTD_CCtx_setParameter(cctx, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
+    }
     if (!ZSTD_isError(rc) && p.exact_size && p.size_hint >= 0) {
         rc = ZSTD_CCtx_setPledgedSrcSize(cctx, static_cast<unsigned long long>(p.size_hint));
     }
@@ -352,8 +355,12 @@ Result<std::shared_ptr<const PreparedDictionary>> PreparedDictionary::make(
     if (!bytes || bytes->bytes.empty()) return Status{Code::kInvalidArgument, "empty dictionary"};
     std::shared_ptr<PreparedDictionary> d(new PreparedDictionary(std::move(bytes), level));
     const std::string& raw = d->bytes_->bytes;
-    // Parameters for an unknown body against this dictionary; each response sets its window.
-    const ZSTD_compressionParameters cp = ZSTD_getCParams(level, raw.size(), raw.size());
+    // The level's parameters for a body of unknown size against this dictionary (srcSize 0:
+    // zstd's row for the dictionary's size, what ZSTD_CCtx_loadDictionary at this level picks);
+    // each response sets its window. Passing the dictionary's size as the body's too selected
+    // the row for twice the input (minMatch 4, searchLog 1 at level 3): jquery 3.7.0 -> 3.7.1
+    // was 337 bytes instead of 332.
+    const ZSTD_compressionParameters cp = prepared_params(level, raw.size());
     d->cdict_ = ZSTD_createCDict_advanced(raw.data(), raw.size(), ZSTD_dlm_byRef,
                                           ZSTD_dct_rawContent, cp, kZstdMem);
     if (d->cdict_ == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot prepare dictionary"};

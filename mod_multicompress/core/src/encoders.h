@@ -15,7 +15,7 @@ Result<std::unique_ptr<Encoder>> make_brotli_encoder(const EncoderParams& p);
 Result<std::unique_ptr<Encoder>> make_zstd_encoder(const EncoderParams& p);
 
 /// Sets up a fresh (or reset) zstd context for a dcz frame of `p` (p.dictionary set, after tune):
-/// the level, the window, and the dictionary (dictionary.cc, dcz_use_prefix).
+/// the prepared dictionary (its level's tables), the window, and the pledged size when exact.
 Status setup_dcz(ZSTD_CCtx_s* cctx, const EncoderParams& p);
 
 }  // namespace mc

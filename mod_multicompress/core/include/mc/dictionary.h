@@ -68,14 +68,6 @@ int dcz_max_window_log(std::size_t dictionary_size);
 /// (the level's own window then stands for the body).
 int dcz_window_log(std::size_t dictionary_size, std::int64_t body_size, int level_window_log);
 
-/// How a dcz body is made. Against the prepared tables (ZSTD_CCtx_refCDict: no per-response
-/// work for the dictionary), unless `zstd --patch-from` would turn on long-distance matching
-/// there (a dictionary the level's tables cannot reach across: highbit(max(dictionary, body)) + 1
-/// above the level's cycle log, programs/fileio.c): then as it does, the dictionary as a prefix
-/// with long-distance matching, whose bytes come within a few per cent of --patch-from's.
-/// `body_size` < 0: unknown (taken as the dictionary's size).
-bool dcz_use_prefix(std::size_t dictionary_size, std::int64_t body_size, int level);
-
 /// What MultiCompressUseAsDictionary offers. Strings are not owned.
 struct DictionaryOffer {
     std::string_view match;  ///< a path pattern: starts with '/', `*` is the only wildcard
@@ -123,8 +115,15 @@ struct DictionaryBytes {
 };
 
 /// A dictionary prepared for zstd at one level (ZSTD_createCDict_advanced with
-/// ZSTD_dct_rawContent), shared by every response that uses it; immutable, so threads may use it
-/// at once. Keeps the bytes alive (the CDict references them).
+/// ZSTD_dct_rawContent and the level's parameters for a body of unknown size against a dictionary
+/// of this size), shared by every response that uses it; immutable, so threads may use it at
+/// once. Keeps the bytes alive (the CDict references them).
+///
+/// Every dcz body, streamed or one-shot, references these prepared tables (ZSTD_CCtx_refCDict):
+/// the dictionary costs a response nothing beyond its own bytes. For the fast levels (zstd's
+/// dfast to lazy2 strategies, levels 2-12) a response searches the prepared tables in place
+/// (attached) instead of copying them into its context, so its cost does not grow with the
+/// dictionary; the binary-tree levels copy them (faster there, measured).
 class PreparedDictionary {
 public:
     static Result<std::shared_ptr<const PreparedDictionary>> make(
