@@ -18,6 +18,19 @@ APACHE_BIN = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
 NGINX_BIN = "/usr/sbin/nginx"
 NGINX_BROTLI = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
+NGINX_BROTLI_STATIC = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so"
+
+# Debian's apache2 mpm_event sizing (/etc/apache2/mods-available/mpm_event.conf), the headline
+# configuration: 2 children of 25 threads at the start, more started (up to 150 workers) when
+# fewer than 25 are idle. "wide" is 4 x 80 threads up front, for the 256 slow streams of the RSS
+# test (Debian's 150 workers could not hold them all at once).
+SIZING = {
+    "debian": ["StartServers 2", "MinSpareThreads 25", "MaxSpareThreads 75", "ThreadLimit 64",
+               "ThreadsPerChild 25", "MaxRequestWorkers 150", "MaxConnectionsPerChild 0"],
+    "wide": ["StartServers 4", "ServerLimit 4", "ThreadLimit 80", "ThreadsPerChild 80",
+             "MaxRequestWorkers 320", "MinSpareThreads 80", "MaxSpareThreads 320",
+             "MaxConnectionsPerChild 0"],
+}
 
 # Media types set explicitly in every server, so all of them see the same type for a file.
 MEDIA_TYPES = {
@@ -79,7 +92,11 @@ class Server:
 
     label = "?"
 
-    def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int]):
+    def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int],
+                 tls: tuple[str, str] | None = None):
+        """`tls`: (certificate, key) PEM files: every port then speaks TLS, with HTTP/2 offered
+        by ALPN next to HTTP/1.1."""
+        self.tls = tls
         self.workdir = workdir
         self.docroot = docroot
         self.ports = ports
@@ -102,7 +119,7 @@ class Server:
         finally:
             out.close()
         deadline = time.monotonic() + timeout
-        pending = set(self.ports.values())
+        pending = {port: self.is_tls(key) for key, port in self.ports.items()}
         while pending:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.label} exited with {self.proc.returncode} at startup:\n"
@@ -110,12 +127,16 @@ class Server:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.label} did not answer on ports {sorted(pending)}:\n"
                                    + self.log_tail())
-            for port in list(pending):
-                if _answers(port):
-                    pending.discard(port)
+            for port, tls in list(pending.items()):
+                if _answers(port, tls):
+                    del pending[port]
             if pending:
                 time.sleep(0.1)
         self.remember_pids()
+
+    def is_tls(self, key: tuple[str, int]) -> bool:
+        """Whether the port of `key` speaks TLS."""
+        return self.tls is not None
 
     def pids(self) -> list[int]:
         """The parent and its live children."""
@@ -228,9 +249,16 @@ class Server:
             return []
 
 
-def _answers(port: int) -> bool:
+def _answers(port: int, tls: bool = False) -> bool:
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        if tls:
+            import ssl
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=2, context=ctx)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
         conn.request("GET", "/small.html")
         resp = conn.getresponse()
         resp.read()
@@ -252,21 +280,33 @@ class Apache(Server):
                  ports: dict[tuple[str, int], int], module_path: str | None = None,
                  send_buffer: int | None = None, extra_conf: list[str] | None = None,
                  vhost_conf: dict[tuple[str, int], list[str]] | None = None,
-                 mods: list[str] | None = None, label: str | None = None):
+                 mods: list[str] | None = None, label: str | None = None,
+                 sizing: str = "debian", sendfile: bool = False, mmap: bool = True,
+                 tls: tuple[str, str] | None = None, plain_ports: set | None = None):
         """`extra_conf`: lines added to the server config after the module's own; `vhost_conf`:
         lines added inside the virtual host of a port key; `mods`: more modules to load from
-        Debian's module directory (e.g. "socache_shmcb")."""
-        super().__init__(workdir, docroot, ports)
+        Debian's module directory (e.g. "socache_shmcb"); `sizing`: a key of SIZING; `sendfile`:
+        EnableSendfile (Off is httpd's and Debian's default); `mmap`: EnableMMAP (On, the default);
+        `tls`: (certificate, key): mod_ssl + mod_http2 (`Protocols h2 http/1.1`) on every port
+        but the keys in `plain_ports`."""
+        super().__init__(workdir, docroot, ports, tls)
         self.variant = variant
         self.send_buffer = send_buffer
         self.module_path = module_path
         self.extra_conf = list(extra_conf or [])
         self.vhost_conf = dict(vhost_conf or {})
         self.extra_mods = list(mods or [])
+        self.sizing = sizing
+        self.sendfile = sendfile
+        self.mmap = mmap
+        self.plain_ports = set(plain_ports or ())
         self.label = label or {"deflate": "mod_deflate", "brotli": "mod_brotli",
                                "multicompress": "mod_multicompress",
                                "plain": "precompressed"}[variant]
         self.conf_path = os.path.join(workdir, "httpd.conf")
+
+    def is_tls(self, key: tuple[str, int]) -> bool:
+        return self.tls is not None and key not in self.plain_ports
 
     def command(self) -> list[str]:
         return [APACHE_BIN, "-d", self.workdir, "-f", self.conf_path, "-DFOREGROUND"]
@@ -276,6 +316,8 @@ class Apache(Server):
         run = os.path.join(self.workdir, "run")
         os.makedirs(run, exist_ok=True)
         mods = ["mpm_event", "authz_core", "mime", "filter"] + self.extra_mods
+        if self.tls:
+            mods += ["socache_shmcb", "ssl", "http2"]
         extra: list[str] = []
         if self.variant == "deflate":
             mods.append("deflate")
@@ -290,7 +332,8 @@ class Apache(Server):
         else:
             # Precompressed copies under /pre/<coding>-<level>/NAME.<ext>, served as they are.
             extra += ["AddEncoding gzip .gz", "AddEncoding br .br", "AddEncoding zstd .zst"]
-        lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so" for m in mods]
+        lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so"
+                 for m in dict.fromkeys(mods)]
         lines += [
             f"ServerRoot {self.workdir}",
             f"DefaultRuntimeDir {run}",
@@ -300,22 +343,14 @@ class Apache(Server):
             f"User {user}",
             f"Group {group}",
             "ServerName 127.0.0.1",
-            # Same MPM and keep-alive for every Apache: 4 processes x 80 threads, no process
-            # reaped or started during a run (the /proc accounting needs a stable process set).
-            "StartServers 4",
-            "ServerLimit 4",
-            "ThreadLimit 80",
-            "ThreadsPerChild 80",
-            "MaxRequestWorkers 320",
-            "MinSpareThreads 80",
-            "MaxSpareThreads 320",
-            "MaxConnectionsPerChild 0",
+            # Same MPM sizing and keep-alive for every Apache of a comparison.
+            *SIZING[self.sizing],
             "KeepAlive On",
             "MaxKeepAliveRequests 0",
             "KeepAliveTimeout 30",
             "Timeout 60",
-            "EnableSendfile On",
-            "EnableMMAP On",
+            f"EnableSendfile {'On' if self.sendfile else 'Off'}",
+            f"EnableMMAP {'On' if self.mmap else 'Off'}",
             "TypesConfig /etc/mime.types",
         ]
         if self.send_buffer:
@@ -329,11 +364,21 @@ class Apache(Server):
             "    Require all granted",
             "</Directory>",
         ]
+        if self.tls:
+            # Debian's ssl.conf, less what only matters to old clients.
+            lines += [f"SSLSessionCache shmcb:{run}/ssl_scache(512000)",
+                      "SSLSessionCacheTimeout 300",
+                      "SSLProtocol all -SSLv3",
+                      "SSLCipherSuite HIGH:!aNULL",
+                      "Protocols h2 http/1.1"]
         lines += extra + self.extra_conf
         for (coding, level), port in sorted(self.ports.items(), key=lambda kv: kv[1]):
             lines.append(f"Listen 127.0.0.1:{port}")
             lines.append(f"<VirtualHost 127.0.0.1:{port}>")
             lines.append(f"    DocumentRoot {self.docroot}")
+            if self.is_tls((coding, level)):
+                lines += ["    SSLEngine on", f"    SSLCertificateFile {self.tls[0]}",
+                          f"    SSLCertificateKeyFile {self.tls[1]}"]
             if self.variant == "deflate" and coding == "gzip":
                 lines.append(f"    DeflateCompressionLevel {level}")
             elif self.variant == "brotli" and coding == "br":
@@ -347,14 +392,19 @@ class Apache(Server):
 
 
 class Nginx(Server):
-    """Debian's nginx with gzip and ngx_brotli (libnginx-mod-http-brotli-filter), in a temp
-    prefix, `daemon off`, 2 worker processes (one per core)."""
+    """Debian's nginx with gzip and ngx_brotli (libnginx-mod-http-brotli-filter and -static), in
+    a temp prefix, `daemon off`, 2 worker processes (one per core), `sendfile on` (Debian's
+    nginx.conf). Port keys: (coding, level) compresses live, ("identity", 0) does not compress,
+    ("static", 0) serves FILE.gz / FILE.br when they exist (`gzip_static`, `brotli_static`)."""
 
     label = "nginx"
 
     def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int],
-                 send_buffer: int | None = None):
-        super().__init__(workdir, docroot, ports)
+                 send_buffer: int | None = None, tls: tuple[str, str] | None = None,
+                 label: str | None = None):
+        super().__init__(workdir, docroot, ports, tls)
+        if label:
+            self.label = label
         self.send_buffer = send_buffer
         self.conf_path = os.path.join(workdir, "nginx.conf")
 
@@ -368,19 +418,27 @@ class Nginx(Server):
         types = "\n".join(f"        {t} {ext};" for ext, t in MEDIA_TYPES.items())
         servers = []
         sndbuf = f" sndbuf={self.send_buffer}" if self.send_buffer else ""
+        tls, certs = "", ""
+        if self.tls:
+            tls = " ssl http2"
+            certs = (f"\n        ssl_certificate {self.tls[0]};"
+                     f"\n        ssl_certificate_key {self.tls[1]};")
         for (coding, level), port in sorted(self.ports.items(), key=lambda kv: kv[1]):
-            if coding == "gzip":
+            if coding == "static":
+                comp = "gzip off; brotli off; gzip_static on; brotli_static on;"
+            elif coding == "gzip":
                 comp = f"gzip on; gzip_comp_level {level}; brotli off;"
             elif coding == "br":
                 comp = f"brotli on; brotli_comp_level {level}; gzip off;"
             else:
                 comp = "gzip off; brotli off;"
             servers.append(f"""    server {{
-        listen 127.0.0.1:{port} reuseport{sndbuf};
-        root {self.docroot};
+        listen 127.0.0.1:{port} reuseport{sndbuf}{tls};
+        root {self.docroot};{certs}
         {comp}
     }}""")
         conf = f"""load_module {NGINX_BROTLI};
+load_module {NGINX_BROTLI_STATIC};
 user {user} {group};
 daemon off;
 master_process on;
