@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Dictionary compression (issue 13, RFC 9842 `dcz`) on real release pairs.
+"""Dictionary compression (RFC 9842 `dcz`) on real release pairs.
 
 Corpus: `npm pack` of pinned versions of jquery, react-dom, bootstrap and lodash; one file per
 package (the minified build). A step is (older release = the dictionary, newer release = the
@@ -448,7 +448,7 @@ def git_rev() -> str:
 
 
 def write_md(meta: dict, rows: list[dict], levels: list[int], out: Path) -> None:
-    md = ["# Dictionary compression (dcz, RFC 9842) on real release pairs (issue 13)", "",
+    md = ["# Dictionary compression (dcz, RFC 9842) on real release pairs", "",
           f"`{meta['command']}` on {meta['date']} ({meta['cpus']}, load average at start "
           f"{meta['load_start']}, at the end {meta.get('load_end', '?')}; {meta['rev']}). "
           "Raw numbers: [dictionary.json](dictionary.json).", "",

@@ -106,8 +106,8 @@ class LiveRuns:
             return srv.ports[("static", 0)], f"/pre/{coding}-{level}/{file}"
         return srv.ports[(coding, level if coding != "identity" else 0)], "/" + file
 
-    def setup_servers(self, runs, module_path: str | None, docroot: str) -> None:
-        protos = sorted({r[0] for r in runs}, key=PROTOS.index)
+    def setup_servers(self, runs, protos: list[str], module_path: str | None,
+                      docroot: str) -> None:
         keys: dict[str, set] = defaultdict(set)
         # Every server also gets its default variants, so the decode check covers all files.
         for p in protos:

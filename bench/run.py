@@ -180,11 +180,17 @@ class Bench(LiveRuns, CompressOnce):
 
         sizes = {r["name"]: r["size"] for r in records}
         runs = self.plan(files, sizes, module_path is not None)
-        protos = [p for p in PROTOS if any(r[0] == p for r in runs)]
+        if args.modes:
+            runs = [r for r in runs if r[0] in args.modes]
+        if args.files:
+            runs = [r for r in runs if r[1] in args.files]
         rss_plan = self.rss_plan(module_path is not None)
         self.pre_variants = sorted({(c, lvl) for _, _, c, lvl, _ in runs if c != "identity"})
         self.precompress(docroot, set(self.pre_variants))
-        once_plan = self.once_plan(module_path is not None, protos)
+        once_plan = self.once_plan(module_path is not None, args.modes or PROTOS)
+        if args.files:
+            once_plan = [o for o in once_plan if o[1] in args.files]
+        protos = [p for p in PROTOS if any(r[0] == p for r in runs + once_plan)]
         if "h2" in protos:
             self.cert = h2.make_certificate(os.path.join(self.tmp, "tls"))
         if once_plan:
@@ -197,7 +203,7 @@ class Bench(LiveRuns, CompressOnce):
                 if not (self.cert and os.path.join(dirpath, n) == self.cert[1]):
                     os.chmod(os.path.join(dirpath, n), 0o644)
 
-        self.setup_servers(runs, module_path, docroot)
+        self.setup_servers(runs, protos, module_path, docroot)
         for proto in sorted({p for p, _, _ in once_plan}, key=PROTOS.index):
             srv = self.make_once_server(module_path, docroot, proto)
             self.once_servers[proto] = srv
@@ -359,8 +365,15 @@ def main() -> int:
     p.add_argument("--no-encoders", action="store_true", help="skip bench_encoders")
     p.add_argument("--no-once", action="store_true",
                    help="skip the compress-once comparison (sidecar and cache hits)")
+    p.add_argument("--modes", type=lambda v: v.split(","),
+                   help=f"only these modes, comma-separated ({','.join(PROTOS)}; default all)")
+    p.add_argument("--files", type=lambda v: v.split(","),
+                   help="only these corpus files (names, comma-separated) in the throughput runs "
+                        "and the compress-once comparison")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (configs, logs)")
     args = p.parse_args()
+    if args.modes and not set(args.modes) <= set(PROTOS):
+        p.error(f"--modes takes {', '.join(PROTOS)}")
     args.out = os.path.abspath(args.out)
     if os.geteuid() != 0:
         print("bench/run: needs root (it starts httpd and nginx as root, workers as www-data)",
