@@ -217,6 +217,11 @@ LIMIT_NOTE = (
     "one-shot path; `whole` = `mc::compress_all` for br and gzip-8/9); × limit = CPU µs/req over "
     f"the limit (target ≤ {LIMIT_TARGET}, bold above).")
 
+MODE_TITLE = {
+    "h1": "HTTP/1.1, Debian's defaults (EnableSendfile Off)",
+    "h1-sendfile": "HTTP/1.1, EnableSendfile On",
+    "h2": "TLS + HTTP/2",
+}
 MODE_NOTE = {
     "h1": "HTTP/1.1 (`wrk`), Apache in Debian's defaults: mpm_event sizing of Debian's apache2 "
           "(StartServers 2, ThreadsPerChild 25, MinSpareThreads 25, MaxSpareThreads 75, "
@@ -269,8 +274,8 @@ def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, enc
         f" Host: {meta['host']}.", "",
         _load_line(meta), "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", "",
-        "Corpus: see [corpus.md](corpus.md). Modes: " + " ".join(
-            f"**{m}**: {MODE_NOTE[m]}" for m in modes), "",
+        "Corpus: see [corpus.md](corpus.md). Modes: " + "; ".join(
+            f"**{m}** = {MODE_TITLE[m]}" for m in modes) + " (each table says its mode).", "",
         "## Targets: Debian's defaults and TLS + HTTP/2", "",
     ]
     lines += tg.mode_targets(cases, once or [], sizes or {})
@@ -284,14 +289,14 @@ def markdown(meta: dict, cases: list[dict], rss: list[dict], idle_rss: dict, enc
     for m in modes:
         rows = [c for c in cases if proto(c) == m]
         if rows:
-            lines += [f"### {m}: {MODE_NOTE[m]}", ""] + results_table(rows, files)
+            lines += [f"### {m}: {MODE_TITLE[m]}", "", MODE_NOTE[m], ""] + results_table(rows, files)
     lines += ["## Compress once: sidecar and cache hits", ""]
     if once:
         lines += [_once_intro(meta), ""]
         for m in modes:
             rows = [c for c in once if proto(c) == m]
             if rows:
-                lines += [f"### {m}", ""] + once_table(rows) + [""]
+                lines += [f"### {m}: {MODE_TITLE[m]}", ""] + once_table(rows) + [""]
     else:
         lines += ["(not run)"]
     lines += ["", "## RSS with slow compressed downloads", "",
@@ -390,11 +395,12 @@ def update_readme(path: str, meta: dict, cases: list[dict], rss: list[dict], mid
     body += tg.mode_targets(cases, once or [], sizes or {})
     body += ["", "### Earlier targets (HTTP/1.1, Debian's defaults)", ""]
     body += tg.targets(h1, rss, mid, small, [c for c in once or [] if proto(c) == "h1"], sizes)
-    body += ["", f"#### h1: {MODE_NOTE['h1']}", "", LIMIT_NOTE, ""] + results_table(h1, [mid, small])
+    body += ["", f"#### h1: {MODE_TITLE['h1']}", "", MODE_NOTE["h1"], "", LIMIT_NOTE, ""]
+    body += results_table(h1, [mid, small])
     for m in ("h1", "h1-sendfile", "h2"):
         rows = [c for c in once or [] if proto(c) == m]
         if rows:
-            body += [f"#### Compress once, {m}", ""] + once_table(rows) + [""]
+            body += [f"#### Compress once, {m}: {MODE_TITLE[m]}", ""] + once_table(rows) + [""]
     body += ["#### RSS, 256 slow compressed downloads", ""] + rss_table(rss)
     body += ["", README_END]
     head, rest = text.split(README_BEGIN, 1)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import h2  # noqa: E402
 import servers  # noqa: E402
 
 # bench/profile.py (perf report parsing, libraries grouped), by path: "profile" is also a
@@ -46,6 +47,16 @@ STATIC = HERE.parent / "tests" / "integration" / "htdocs" / "static"
 
 
 def wrk(url: str, coding: str, conns: int, seconds: int) -> int:
+    """Requests completed by `wrk -t1` (http://) or `h2load -t1 -m1` (https://, HTTP/2)."""
+    if url.startswith("https://"):
+        port_path = url.split("//", 1)[1].split(":", 1)[1]
+        port, path = port_path.split("/", 1)
+        proc, parse = h2.load(int(port), "/" + path, coding, conns, seconds)
+        out, _ = proc.communicate(timeout=seconds + 60)
+        w = parse(out)
+        if w["status"] or w["failed"]:
+            raise RuntimeError(f"h2load against {url}: {out[-500:]}")
+        return w["requests"]
     out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "-H",
                           f"Accept-Encoding: {coding}", url],
                          capture_output=True, text=True, check=True).stdout
@@ -76,16 +87,13 @@ def perf_run(srv: servers.Server, url: str, coding: str, conns: int, seconds: in
             [(us * p / total, d, s) for p, d, s in syms])
 
 
-def perf_markdown(args, results: dict[str, tuple]) -> str:
-    """One column per server; the difference is the first server's minus the last's (nginx)."""
+def perf_markdown(command: str, results: dict[str, tuple]) -> str:
+    """One column per server; the difference is the first server's minus the last's."""
     names = list(results)
     first, last = names[0], names[-1]
-    lines = [f"`bench/vs_nginx.py --file {Path(args.file).name} --coding {args.coding} "
-             f"--connections {args.connections.split(',')[0]} --perf ...` "
-             f"(EnableSendfile {'On' if args.sendfile else 'Off'}, Debian's mpm_event sizing): "
-             "one wrk run per server under `perf record -e cpu-clock -F 4000 -g -p <its "
-             "processes>`; µs = share of the self samples × the CPU µs per response /proc gave "
-             "for that run.", "",
+    lines = [f"{command}: one run per server under `perf record -e cpu-clock -F 4000 -g -p "
+             "<its processes>`; µs = share of the self samples × the CPU µs per response /proc "
+             "gave for that run.", "",
              "| | " + " | ".join(names) + f" | {first} − {last} |",
              "|---|" + "---:|" * (len(names) + 1),
              "| CPU µs per response | " + " | ".join(f"{results[n][0]:.0f}" for n in names)
@@ -118,12 +126,15 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=2, help="per wrk run")
     ap.add_argument("--sendfile", action="store_true", help="EnableSendfile On in Apache")
+    ap.add_argument("--tls", action="store_true",
+                    help="TLS + HTTP/2 (h2load -m1) instead of HTTP/1.1 (wrk)")
     ap.add_argument("--mmap-off", action="store_true",
                     help="also the module's Apache with EnableMMAP Off")
     ap.add_argument("--alt-module", metavar="SO",
                     help="also an Apache with this build of the module (e.g. an adapter change)")
     ap.add_argument("--perf", metavar="OUT.md", help="profile one more run per server")
     ap.add_argument("--perf-seconds", type=int, default=5)
+    ap.add_argument("--perf-keep", metavar="DIR", help="keep the perf.data files here")
     args = ap.parse_args()
     coding, level = args.coding.rsplit("-", 1)
     key = (coding, int(level))
@@ -137,20 +148,24 @@ def main() -> int:
     shutil.copy(args.file, docroot / name)
     srvs: dict[str, servers.Server] = {}
     try:
+        tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
+        scheme = "https" if tls else "http"
         ports = iter(servers.free_ports(4))
         module = str(Path(args.module).resolve())
         srvs["mod_multicompress"] = servers.Apache(
             "multicompress", str(tmp / "apache"), str(docroot), {key: next(ports)},
-            module_path=module, sendfile=args.sendfile)
+            module_path=module, sendfile=args.sendfile, tls=tls)
         if args.mmap_off:
             srvs["EnableMMAP Off"] = servers.Apache(
                 "multicompress", str(tmp / "apache-nommap"), str(docroot), {key: next(ports)},
-                module_path=module, sendfile=args.sendfile, mmap=False)
+                module_path=module, sendfile=args.sendfile, mmap=False, tls=tls)
         if args.alt_module:
             srvs["alt module"] = servers.Apache(
                 "multicompress", str(tmp / "apache-alt"), str(docroot), {key: next(ports)},
-                module_path=str(Path(args.alt_module).resolve()), sendfile=args.sendfile)
-        srvs["nginx"] = servers.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)})
+                module_path=str(Path(args.alt_module).resolve()), sendfile=args.sendfile,
+                tls=tls)
+        srvs["nginx"] = servers.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
+                                      tls=tls)
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
         tally = {(n, c): [0.0, 0] for n in srvs for c in conns}
@@ -159,7 +174,8 @@ def main() -> int:
             for n, c in cells if r % 2 == 0 else cells[::-1]:
                 s = srvs[n]
                 cpu0 = s.cpu_seconds()
-                reqs = wrk(f"http://127.0.0.1:{s.ports[key]}/{name}", coding, c, args.seconds)
+                reqs = wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding, c,
+                           args.seconds)
                 tally[(n, c)][0] += s.cpu_seconds() - cpu0
                 tally[(n, c)][1] += reqs
         for c in conns:
@@ -170,9 +186,18 @@ def main() -> int:
         if args.perf:
             results = {}
             for n, s in srvs.items():
-                results[n] = perf_run(s, f"http://127.0.0.1:{s.ports[key]}/{name}", coding,
+                results[n] = perf_run(s, f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding,
                                       conns[0], args.perf_seconds, tmp / f"perf-{n}.data")
-            Path(args.perf).write_text(perf_markdown(args, results))
+            command = (f"`bench/vs_nginx.py --file {name} --coding {args.coding} --connections "
+                       f"{conns[0]}{' --tls' if tls else ''}` (Debian's mpm_event sizing, "
+                       f"EnableSendfile {'On' if args.sendfile else 'Off'}"
+                       f"{'; TLS + HTTP/2, h2load -m1' if tls else '; HTTP/1.1, wrk'})")
+            Path(args.perf).write_text(perf_markdown(command, results))
+            if args.perf_keep:
+                Path(args.perf_keep).mkdir(parents=True, exist_ok=True)
+                for n in srvs:
+                    shutil.copy(tmp / f"perf-{n}.data",
+                                Path(args.perf_keep) / f"perf-{n.replace(' ', '-')}.data")
             print(f"wrote {args.perf}")
     finally:
         for s in srvs.values():
