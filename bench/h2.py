@@ -18,7 +18,8 @@ def make_certificate(directory: str) -> tuple[str, str]:
     key = os.path.join(directory, "key.pem")
     cmd = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
            "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
-           "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert]
+           "subjectAltName=IP:127.0.0.1,DNS:localhost", "-addext",
+           "basicConstraints=critical,CA:FALSE", "-keyout", key, "-out", cert]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")

@@ -29,6 +29,8 @@ MODE_LABEL = {
 }
 H2_MIN_SIZE = 30 * 1024          # --full: TLS + HTTP/2 rows for files this large (+ SMALL)
 DEFAULTS = {("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)}
+SLOW_SIZE = 512 * 1024   # live rows of files this large run with 2 connections
+SENDFILE_FILES = {"jquery.min.js", "bootstrap.min.css"}   # with MID: the compress-once files
 
 WRK_LUA = r"""
 done = function(summary, latency, requests)
@@ -40,6 +42,10 @@ done = function(summary, latency, requests)
     e.timeout, latency:percentile(50), latency:percentile(99)))
 end
 """
+
+
+class LoadTimeout(RuntimeError):
+    """A load generator that had to be killed: that run counts nothing (a warning)."""
 
 
 def skey(server: str, proto: str) -> str:
@@ -66,12 +72,16 @@ class LiveRuns:
             "identity": ["precompressed", OURS],
         }
         main = [("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)]
+        # Identity rows of ours and nginx (not needed for a limit) only on these files outside h1.
+        id_files = {MID, SMALL, STYLESHEET}
         if self.quick:
             h1_files, h2_files, sf_files = [MID, SMALL], [STYLESHEET], [MID]
             extra: list[tuple[str, int]] = []
         else:
-            h1_files, sf_files = files, files
+            h1_files = files
             h2_files = [f for f in files if sizes[f] >= H2_MIN_SIZE] + [SMALL]
+            # with sendfile: the pages of the targets and the files of the compress-once runs
+            sf_files = [f for f in files if f in id_files or f in SENDFILE_FILES]
             extra = [("gzip", 1), ("gzip", 9), ("br", 1), ("br", 5), ("br", 11), ("zstd", 1),
                      ("zstd", 5), ("zstd", 6), ("zstd", 9), ("zstd", 19)]
         runs = []
@@ -87,8 +97,10 @@ class LiveRuns:
                 add("h1", f, coding, level, names)
         for f in h2_files:
             for coding, level in main:
-                names = by_coding[coding] + (["nginx (static)"] if coding in ("gzip", "br")
-                                             else ["nginx"] if coding == "identity" else [])
+                if coding == "identity":   # plain Apache's row is every h2 limit's base
+                    names = ["precompressed"] + ([OURS, "nginx"] if f in id_files else [])
+                else:
+                    names = by_coding[coding] + (["nginx (static)"] if coding != "zstd" else [])
                 add("h2", f, coding, level, names)
         for f in sf_files:
             add("h1-sendfile", f, "identity", 0, ["precompressed", OURS])
@@ -147,13 +159,18 @@ class LiveRuns:
                                            sendfile=proto == "h1-sendfile", tls=tls)
         return out
 
-    def precompress(self, docroot: str, variants: set[tuple[str, int]]) -> None:
-        for coding, level in sorted(variants):
+    def precompress(self, docroot: str, runs) -> None:
+        """The copies plain Apache and nginx (static) serve: every file at the default levels
+        (the decode check covers them all), the other levels only for the files measured."""
+        want = {(f, c, lvl) for f in self.originals for c, lvl in DEFAULTS if c != "identity"}
+        want |= {(f, c, lvl) for _, f, c, lvl, s in runs
+                 if c != "identity" and s in ("precompressed", "nginx (static)")}
+        self.pre_variants = sorted({(c, lvl) for _, c, lvl in want})
+        for name, coding, level in sorted(want):
             d = os.path.join(docroot, "pre", f"{coding}-{level}")
             os.makedirs(d, exist_ok=True)
-            for name, data in self.originals.items():
-                with open(os.path.join(d, f"{name}.{servers.PRE_EXT[coding]}"), "wb") as f:
-                    f.write(compress(coding, level, data))
+            with open(os.path.join(d, f"{name}.{servers.PRE_EXT[coding]}"), "wb") as f:
+                f.write(compress(coding, level, self.originals[name]))
 
     # --- checks ----------------------------------------------------------------------------
     def fetch_any(self, proto: str, port: int, path: str, coding: str):
@@ -224,7 +241,7 @@ class LiveRuns:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise RuntimeError(f"the load generator did not finish: {cmd_text}")
+            raise LoadTimeout(f"the load generator did not finish in {timeout:.0f} s: {cmd_text}")
         finally:
             self.wrk = None
         return out
@@ -249,7 +266,7 @@ class LiveRuns:
         cpu0 = srv.cpu_seconds()
         if proto == "h2":
             proc, parse = h2.load(port, path, coding, conns, duration, self.args.wrk_threads)
-            w = parse(self._run_load(proc, f"h2load {port}{path}", duration + 30))
+            w = parse(self._run_load(proc, f"h2load -c{conns} {port}{path}", duration + 60))
         else:
             w = self.run_wrk(port, path, coding, conns, duration)
         return w, srv.cpu_seconds() - cpu0
@@ -276,13 +293,22 @@ class LiveRuns:
                 proto, coding, level = case["proto"], case["coding"], case["level"]
                 srv = self.servers[skey(case["server"], proto)]
                 port, path = self.url(case["server"], case["file"], coding, level, proto)
-                # br 10-11 and zstd 16+ take ~0.2 s of CPU per 88 KB: with many connections
-                # sharing 2 cores few requests would complete in a short run.
-                slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16)
+                # br 10-11 and zstd 16+ take ~0.2 s of CPU per 88 KB, and any live coding of a
+                # 1 MB file tens of ms: with many connections sharing 2 cores few requests would
+                # complete in a short run, and the ones still in flight when it ends (whose CPU
+                # counts, not the request) would weigh on the row.
+                slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16) \
+                    or (coding != "identity" and case["server"] not in
+                        ("precompressed", "nginx (static)")
+                        and len(self.originals[case["file"]]) >= SLOW_SIZE)
                 case["connections"] = min(2, self.args.connections) if slow \
                     else self.args.connections
-                w, cpu = self.load(proto, srv, port, path, coding, case["connections"],
-                                   self.round_s)
+                try:
+                    w, cpu = self.load(proto, srv, port, path, coding, case["connections"],
+                                       self.round_s)
+                except LoadTimeout as e:
+                    self.warnings.append(str(e))
+                    continue
                 t = tally[id(case)]
                 t["requests"] += w["requests"]
                 t["seconds"] += w["duration_us"] / 1e6

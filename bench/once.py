@@ -25,7 +25,7 @@ ONCE_NOTE = "mcsource"     # MultiCompressNote source NAME, logged by the verifi
 # Each (mode, file, coding) is measured in rounds, alternating the order of the servers and the
 # reverse, so a load that drifts during the runs weighs on all of them alike; a row sums its
 # rounds (--duration sets the run length).
-ONCE_ROUNDS = {"quick": 2, "full": 4}
+ONCE_ROUNDS = {"quick": 2, "full": 3}
 ONCE_DURATION = {"quick": 1, "full": 1}
 ONCE_SERVERS = ["precompressed", "ours-sidecar", "ours-cache", "precompressed (cache bytes)",
                 "nginx (static)"]

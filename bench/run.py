@@ -185,8 +185,7 @@ class Bench(LiveRuns, CompressOnce):
         if args.files:
             runs = [r for r in runs if r[1] in args.files]
         rss_plan = self.rss_plan(module_path is not None)
-        self.pre_variants = sorted({(c, lvl) for _, _, c, lvl, _ in runs if c != "identity"})
-        self.precompress(docroot, set(self.pre_variants))
+        self.precompress(docroot, runs)
         once_plan = self.once_plan(module_path is not None, args.modes or PROTOS)
         if args.files:
             once_plan = [o for o in once_plan if o[1] in args.files]

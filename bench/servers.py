@@ -377,7 +377,8 @@ class Apache(Server):
             lines.append(f"<VirtualHost 127.0.0.1:{port}>")
             lines.append(f"    DocumentRoot {self.docroot}")
             if self.is_tls((coding, level)):
-                lines += ["    SSLEngine on", f"    SSLCertificateFile {self.tls[0]}",
+                lines += ["    ServerName 127.0.0.1", "    SSLEngine on",
+                          f"    SSLCertificateFile {self.tls[0]}",
                           f"    SSLCertificateKeyFile {self.tls[1]}"]
             if self.variant == "deflate" and coding == "gzip":
                 lines.append(f"    DeflateCompressionLevel {level}")
