@@ -187,7 +187,7 @@ def run_slow(args, module: str, out_dir: Path) -> list[dict]:
             port = servers.free_ports(1)[0]
             srv = servers.Apache("multicompress", str(tmp / f"srv-{coding}-{level}"),
                                  str(docroot), {(coding, level): port}, module_path=module,
-                                 send_buffer=65536)
+                                 send_buffer=65536, sizing="wide")  # 256 streams at once
             try:
                 srv.start()
                 print(f"== slow: {args.slow_n} slow {coding}-{level} streams of stream.txt "
