@@ -29,6 +29,9 @@ MODE_LABEL = {
 }
 H2_MIN_SIZE = 30 * 1024          # --full: TLS + HTTP/2 rows for files this large (+ SMALL)
 DEFAULTS = {("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)}
+# Plain Apache at its cheapest (EnableMMAP Off, and EnableSendfile On where sendfile can apply)
+# serving the same bytes as a live row: Apache's own cost of sending them, the floor's base.
+NOMMAP = "precompressed (no mmap)"
 SLOW_SIZE = 512 * 1024   # live rows of files this large run with 2 connections
 SENDFILE_FILES = {"jquery.min.js", "bootstrap.min.css"}   # with MID: the compress-once files
 
@@ -48,10 +51,14 @@ class LoadTimeout(RuntimeError):
     """A load generator that had to be killed: that run counts nothing (a warning)."""
 
 
+# Rows served as plain files (by plain Apache or nginx): no Vary expected, copies under pre/.
+FILE_ROWS = ("precompressed", "nginx (static)", NOMMAP)
+
+
 def skey(server: str, proto: str) -> str:
     """The name of the server instance behind a row's server in a mode ("nginx (static)" is a
     port of the mode's nginx)."""
-    base = "nginx" if server == "nginx (static)" else server
+    base = {"nginx (static)": "nginx", NOMMAP: "precompressed-nommap"}.get(server, server)
     return base if proto == "h1" else f"{base}@{proto}"
 
 
@@ -82,25 +89,28 @@ class LiveRuns:
             h2_files = [f for f in files if sizes[f] >= H2_MIN_SIZE] + [SMALL]
             # with sendfile: the pages of the targets and the files of the compress-once runs
             sf_files = [f for f in files if f in id_files or f in SENDFILE_FILES]
-            extra = [("gzip", 1), ("gzip", 9), ("br", 1), ("br", 5), ("br", 11), ("zstd", 1),
-                     ("zstd", 5), ("zstd", 6), ("zstd", 9), ("zstd", 19)]
+            extra = [("gzip", 9), ("br", 5), ("br", 11), ("zstd", 19)]
         runs = []
 
         def add(proto, f, coding, level, names):
             runs.extend((proto, f, coding, level, s) for s in names if have_ours or s != OURS)
 
+        floor_files = set(h2_files) | {MID, SMALL}   # the targets' files and the small page
         for f in h1_files:
             for coding, level in main + (extra if f == MID else []):
                 names = by_coding[coding]
                 if coding == "identity" and f in (MID, SMALL, STYLESHEET):
                     names = names + ["nginx"]     # nginx's own uncompressed baseline
+                if (coding, level) in (("gzip", 6), ("br", 4)) and f in floor_files:
+                    names = names + [NOMMAP]
                 add("h1", f, coding, level, names)
         for f in h2_files:
             for coding, level in main:
                 if coding == "identity":   # plain Apache's row is every h2 limit's base
                     names = ["precompressed"] + ([OURS, "nginx"] if f in id_files else [])
                 else:
-                    names = by_coding[coding] + (["nginx (static)"] if coding != "zstd" else [])
+                    names = by_coding[coding] + (["nginx (static)", NOMMAP] if coding != "zstd"
+                                                 else [])
                 add("h2", f, coding, level, names)
         for f in sf_files:
             add("h1-sendfile", f, "identity", 0, ["precompressed", OURS])
@@ -109,7 +119,7 @@ class LiveRuns:
     # --- servers ---------------------------------------------------------------------------
     def url(self, server: str, file: str, coding: str, level: int, proto: str) -> tuple[int, str]:
         srv = self.servers[skey(server, proto)]
-        if server == "precompressed":
+        if server in ("precompressed", NOMMAP):
             port = srv.ports[("identity", 0)]
             if coding == "identity":
                 return port, "/" + file
@@ -132,7 +142,9 @@ class LiveRuns:
             keys[skey("mod_brotli", p)].add(("br", 4))
             keys[skey("nginx", p)] |= {("gzip", 6), ("br", 4), ("identity", 0), ("static", 0)}
         for p, f, coding, level, s in runs:
-            if s not in ("precompressed", "nginx (static)"):
+            if s == NOMMAP:
+                keys[skey(s, p)].add(("identity", 0))
+            elif s not in FILE_ROWS:
                 keys[skey(s, p)].add((coding, level))
         self.servers = self.make_servers(keys, module_path, docroot, "", None)
         for name, srv in self.servers.items():
@@ -152,11 +164,14 @@ class LiveRuns:
             if base == "nginx":
                 out[name] = servers.Nginx(wd, docroot, pmap, send_buffer, tls=tls, label=name)
             else:
+                nommap = base == "precompressed-nommap"
                 variant = {"mod_deflate": "deflate", "mod_brotli": "brotli",
-                           OURS: "multicompress", "precompressed": "plain"}[base]
+                           OURS: "multicompress", "precompressed": "plain",
+                           "precompressed-nommap": "plain"}[base]
                 out[name] = servers.Apache(variant, wd, docroot, pmap, module_path, send_buffer,
-                                           label=name, sizing=sizing,
-                                           sendfile=proto == "h1-sendfile", tls=tls)
+                                           label=name, sizing=sizing, tls=tls,
+                                           sendfile=proto == "h1-sendfile" or nommap,
+                                           mmap=not nommap)
         return out
 
     def precompress(self, docroot: str, runs) -> None:
@@ -164,7 +179,7 @@ class LiveRuns:
         (the decode check covers them all), the other levels only for the files measured."""
         want = {(f, c, lvl) for f in self.originals for c, lvl in DEFAULTS if c != "identity"}
         want |= {(f, c, lvl) for _, f, c, lvl, s in runs
-                 if c != "identity" and s in ("precompressed", "nginx (static)")}
+                 if c != "identity" and s in FILE_ROWS}
         self.pre_variants = sorted({(c, lvl) for _, c, lvl in want})
         for name, coding, level in sorted(want):
             d = os.path.join(docroot, "pre", f"{coding}-{level}")
@@ -209,7 +224,7 @@ class LiveRuns:
             self.failures.append(f"{what}: decoded body differs from the original "
                                  f"({len(plain)} vs {len(self.originals[file])} bytes)")
             return None
-        if coding != "identity" and server not in ("precompressed", "nginx (static)") \
+        if coding != "identity" and server not in FILE_ROWS \
                 and "accept-encoding" not in headers.get("vary", "").lower():
             self.warnings.append(f"{what}: no Vary: Accept-Encoding")
         self.body_bytes[key] = len(body)
@@ -224,8 +239,8 @@ class LiveRuns:
             base, _, proto = name.partition("@")
             proto = proto or "h1"
             rows = [(base, set(srv.ports) & DEFAULTS)]
-            if base == "precompressed":
-                rows = [(base, {("identity", 0)} | pre)]
+            if base in ("precompressed", "precompressed-nommap"):
+                rows = [(NOMMAP if base.endswith("nommap") else base, {("identity", 0)} | pre)]
             elif base == "nginx" and ("static", 0) in srv.ports:
                 rows.append(("nginx (static)", {(c, lvl) for c, lvl in pre if c != "zstd"}))
             for server, keys in rows:
@@ -298,8 +313,7 @@ class LiveRuns:
                 # complete in a short run, and the ones still in flight when it ends (whose CPU
                 # counts, not the request) would weigh on the row.
                 slow = (coding == "br" and level >= 10) or (coding == "zstd" and level >= 16) \
-                    or (coding != "identity" and case["server"] not in
-                        ("precompressed", "nginx (static)")
+                    or (coding != "identity" and case["server"] not in FILE_ROWS
                         and len(self.originals[case["file"]]) >= SLOW_SIZE)
                 case["connections"] = min(2, self.args.connections) if slow \
                     else self.args.connections

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 SERVER_ORDER = ["mod_deflate", "mod_brotli", "mod_multicompress", "nginx", "precompressed",
-                "nginx (static)"]
+                "precompressed (no mmap)", "nginx (static)"]
 OURS = "mod_multicompress"
 
 
@@ -330,7 +330,8 @@ def chart(cases: list[dict], files: list[str], path: str, title: str) -> None:
     variants = [v for v in ["identity", "gzip-6", "br-4", "br-5", "zstd-3"]
                 if any(variant(c) == v for c in cases)]
     colors = {"mod_deflate": "#4C72B0", "mod_brotli": "#DD8452", "mod_multicompress": "#C44E52",
-              "nginx": "#55A868", "precompressed": "#8C8C8C", "nginx (static)": "#8FBF8F"}
+              "nginx": "#55A868", "precompressed": "#8C8C8C", "nginx (static)": "#8FBF8F",
+              "precompressed (no mmap)": "#BBBBBB"}
     fig, axes = plt.subplots(len(variants), 1, figsize=(13, 3.3 * len(variants)), squeeze=False)
     for ax, v in zip(axes[:, 0], variants):
         rows = [c for c in cases if variant(c) == v and c.get("req_per_cpu_s")]

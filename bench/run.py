@@ -126,7 +126,7 @@ class Bench(LiveRuns, CompressOnce):
             os.symlink(os.path.join(corpus_dir, f), os.path.join(sub, f))
         out = os.path.join(self.tmp, "bench_encoders.json")
         cmd = [exe, f"--corpus={sub}", f"--levels={'quick' if self.quick else 'full'}",
-               f"--benchmark_min_time={0.02 if self.quick else 0.1}",
+               f"--benchmark_min_time={0.02 if self.quick else 0.05}",
                "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=json"]
         log("running bench_encoders")
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
