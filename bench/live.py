@@ -30,7 +30,8 @@ MODE_LABEL = {
 H2_MIN_SIZE = 30 * 1024          # --full: TLS + HTTP/2 rows for files this large (+ SMALL)
 DEFAULTS = {("identity", 0), ("gzip", 6), ("br", 4), ("zstd", 3)}
 # Plain Apache at its cheapest (EnableMMAP Off, and EnableSendfile On where sendfile can apply)
-# serving the same bytes as a live row: Apache's own cost of sending them, the floor's base.
+# serving the br-4 copy (within a few % of the gzip-6 one's size): Apache's own cost of sending
+# those bytes, the floor's base for the gzip-6 and br-4 rows.
 NOMMAP = "precompressed (no mmap)"
 SLOW_SIZE = 512 * 1024   # live rows of files this large run with 2 connections
 SENDFILE_FILES = {"jquery.min.js", "bootstrap.min.css"}   # with MID: the compress-once files
@@ -101,7 +102,7 @@ class LiveRuns:
                 names = by_coding[coding]
                 if coding == "identity" and f in (MID, SMALL, STYLESHEET):
                     names = names + ["nginx"]     # nginx's own uncompressed baseline
-                if (coding, level) in (("gzip", 6), ("br", 4)) and f in floor_files:
+                if (coding, level) == ("br", 4) and f in floor_files:
                     names = names + [NOMMAP]
                 add("h1", f, coding, level, names)
         for f in h2_files:
@@ -109,8 +110,8 @@ class LiveRuns:
                 if coding == "identity":   # plain Apache's row is every h2 limit's base
                     names = ["precompressed"] + ([OURS, "nginx"] if f in id_files else [])
                 else:
-                    names = by_coding[coding] + (["nginx (static)", NOMMAP] if coding != "zstd"
-                                                 else [])
+                    names = by_coding[coding] + (["nginx (static)"] if coding != "zstd" else []) \
+                        + ([NOMMAP] if coding == "br" else [])
                 add("h2", f, coding, level, names)
         for f in sf_files:
             add("h1-sendfile", f, "identity", 0, ["precompressed", OURS])

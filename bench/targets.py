@@ -257,6 +257,7 @@ def _floor(cases: list[dict], c: dict) -> tuple[float, float] | None:
     `precompressed` row) + the library's one call for the body."""
     mode = c.get("proto", "h1")
     p = _find(cases, c["file"], c["coding"], c["level"], "precompressed (no mmap)", mode) or \
+        _find(cases, c["file"], "br", 4, "precompressed (no mmap)", mode) or \
         _find(cases, c["file"], c["coding"], c["level"], "precompressed", mode)
     if p and p.get("cpu_us_per_req") and c.get("limit_lib_us"):
         return p["cpu_us_per_req"], p["cpu_us_per_req"] + c["limit_lib_us"]
@@ -341,8 +342,9 @@ def mode_targets(cases: list[dict], once: list[dict], sizes: dict[str, int]) -> 
 
     out += ["", "Where ours trails nginx at the same level, what Apache itself cannot go below: "
             "floor = plain Apache's CPU µs/req sending these very bytes as a plain file at its "
-            "cheapest in the same mode (the `precompressed (no mmap)` row: EnableMMAP Off, and "
-            "sendfile over HTTP/1.1, measured in the same rounds as ours and nginx) + the "
+            "cheapest in the same mode (the `precompressed (no mmap)` row of the br-4 group, whose "
+            "file is within a few % of the gzip-6 one's size: EnableMMAP Off, and sendfile over "
+            "HTTP/1.1, measured in the same rounds as ours and nginx) + the "
             "library's one call for the body (bench_encoders). When the floor is above nginx's "
             "whole response, no filter inside this Apache can reach nginx (best reachable = "
             "nginx µs ÷ floor µs).", "",
