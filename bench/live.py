@@ -11,6 +11,7 @@ import subprocess
 from collections import defaultdict
 
 import h2
+import nginx_server
 import servers
 from prepare import compress, decode, fetch, log
 
@@ -163,7 +164,7 @@ class LiveRuns:
             tls = self.cert if proto == "h2" else None
             wd = os.path.join(self.tmp, prefix + name.replace("@", "-"))
             if base == "nginx":
-                out[name] = servers.Nginx(wd, docroot, pmap, send_buffer, tls=tls, label=name)
+                out[name] = nginx_server.Nginx(wd, docroot, pmap, send_buffer, tls=tls, label=name)
             else:
                 nommap = base == "precompressed-nommap"
                 variant = {"mod_deflate": "deflate", "mod_brotli": "brotli",

@@ -11,6 +11,7 @@ import subprocess
 import time
 import zlib
 
+import nginx_server
 import servers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,8 +22,8 @@ APT_DEPS = [
     ("apache2", "/usr/sbin/apache2"),
     ("apache2-dev", "/usr/bin/apxs"),
     ("nginx", "/usr/sbin/nginx"),
-    ("libnginx-mod-http-brotli-filter", servers.NGINX_BROTLI),
-    ("libnginx-mod-http-brotli-static", servers.NGINX_BROTLI_STATIC),
+    ("libnginx-mod-http-brotli-filter", nginx_server.NGINX_BROTLI),
+    ("libnginx-mod-http-brotli-static", nginx_server.NGINX_BROTLI_STATIC),
     ("wrk", "/usr/bin/wrk"),
     ("nghttp2-client", "/usr/bin/h2load"),
     ("curl", "/usr/bin/curl"),
@@ -119,7 +120,7 @@ def versions() -> dict[str, str]:
     return {
         "mod_multicompress": git,
         "apache2": first_line([servers.APACHE_BIN, "-v"]).replace("Server version: ", ""),
-        "nginx": first_line([servers.NGINX_BIN, "-v"]).replace("nginx version: ", ""),
+        "nginx": first_line([nginx_server.NGINX_BIN, "-v"]).replace("nginx version: ", ""),
         "ngx_brotli": dpkg("libnginx-mod-http-brotli-filter"),
         "ngx_brotli static": dpkg("libnginx-mod-http-brotli-static"),
         "zlib": dpkg("zlib1g"),

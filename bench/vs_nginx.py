@@ -35,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import h2  # noqa: E402
+import nginx_server  # noqa: E402
 import servers  # noqa: E402
 
 # bench/profile.py (perf report parsing, libraries grouped), by path: "profile" is also a
@@ -164,7 +165,7 @@ def main() -> int:
                 "multicompress", str(tmp / "apache-alt"), str(docroot), {key: next(ports)},
                 module_path=str(Path(args.alt_module).resolve()), sendfile=args.sendfile,
                 tls=tls)
-        srvs["nginx"] = servers.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
+        srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
                                       tls=tls)
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
