@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""MultiCompressCPUBudget under overload, side by side in one run (issue 14).
+"""MultiCompressCPUBudget under overload, side by side in one run.
 
 One server (event MPM, 2 children), the 88 KB HTML page, clients that accept `br, gzip, zstd`,
 br at level 5. First the capacity: how many br-5 responses per second the server makes with 8

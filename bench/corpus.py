@@ -34,6 +34,8 @@ SOURCES = [
            "minified JavaScript"),
     Source("bootstrap.min.css", "npm", "bootstrap@5.3.3", "package/dist/css/bootstrap.min.css",
            "minified CSS"),
+    Source("font-awesome.min.css", "npm", "font-awesome@4.7.0", "package/css/font-awesome.min.css",
+           "mid-size minified CSS (~31 KB)"),
     Source("react-dom.development.js", "npm", "react-dom@18.3.1",
            "package/umd/react-dom.development.js", "large unminified JavaScript (~1 MB)"),
     Source("db.json", "npm", "mime-db@1.52.0", "package/db.json", "JSON"),

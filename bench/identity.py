@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""What loading the module costs a response it does not compress (issue 12: identity <= 1.02x
+"""What loading the module costs a response it does not compress (target: identity <= 1.02x
 plain Apache), and what AddOutputFilterByType costs, measured side by side.
 
 Four Apaches from bench/servers.py, the same but for: `plain` (no module), `ours`
@@ -84,11 +84,12 @@ def main() -> int:
             s.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     load1 = open("/proc/loadavg").read().split()[:3]
-    md = ["# An uncompressed response with the module loaded (issue 12)", "",
+    md = ["# An uncompressed response with the module loaded", "",
           f"`bench/identity.py -n {args.n} --rounds {args.rounds}` on "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(t0))}, load average "
           f"{' '.join(load0)} at the start, {' '.join(load1)} at the end. Four Apaches "
-          "(bench/servers.py: event MPM, 4 × 80 threads), the same but for the module: `plain`, "
+          "(bench/servers.py: event MPM in Debian's sizing, 2 × 25 threads, EnableSendfile "
+          "Off), the same but for the module: `plain`, "
           "`ours` (`AddOutputFilterByType MULTICOMPRESS`, the filter decides identity: no "
           "Accept-Encoding), `ours-no-filter` (module loaded, no filter attached), `deflate` "
           "(stock mod_deflate attached the same way). `ab -k -c 8` without Accept-Encoding, "

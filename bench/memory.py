@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Memory side by side with the stock pair (issue 12): three soaks, one after the other.
+"""Memory side by side with the stock pair: three soaks, one after the other.
 
   1. stock   -- tests/soak/soak.py --stock: Debian's mod_deflate + mod_brotli, the soak's traffic
                 minus request bodies and the mod_mctest_dropin shapes (soak.STOCK_KINDS);
@@ -187,7 +187,7 @@ def run_slow(args, module: str, out_dir: Path) -> list[dict]:
             port = servers.free_ports(1)[0]
             srv = servers.Apache("multicompress", str(tmp / f"srv-{coding}-{level}"),
                                  str(docroot), {(coding, level): port}, module_path=module,
-                                 send_buffer=65536)
+                                 send_buffer=65536, sizing="wide")  # 256 streams at once
             try:
                 srv.start()
                 print(f"== slow: {args.slow_n} slow {coding}-{level} streams of stream.txt "
@@ -265,7 +265,7 @@ def write_report(runs: list[dict], slow: list[dict], args, out: Path) -> list[st
             f"{verdict(total <= 512 and s['streams_ok'] == s['connections'])} |")
 
     md = [
-        "# Memory: mod_multicompress next to mod_deflate + mod_brotli (issue 12)",
+        "# Memory: mod_multicompress next to mod_deflate + mod_brotli",
         "",
         f"`bench/memory.py --seconds {args.seconds:g} --idle-after {args.idle_after:g} "
         f"--seed {args.seed}`, {time.strftime('%Y-%m-%d', time.gmtime())}, module built with "

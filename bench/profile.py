@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Where a compressed response's CPU goes (issue 12): `perf record -g` of mod_multicompress's
+"""Where a compressed response's CPU goes: `perf record -g` of mod_multicompress's
 children under `ab -k`, per file and coding, self time grouped by library.
 
-Starts bench/servers.py's Apache (event MPM, 4 children x 80 threads, the module from
+Starts bench/servers.py's Apache (event MPM in Debian's sizing, 2 x 25 threads, the module from
 --module, one port per coding-level) on a docroot with the test documents, warms it up,
 then per (file, coding-level): `perf record -e cpu-clock -g -p <children>` while
 `ab -k -n N -c C -H 'Accept-Encoding: <coding>'` runs; the server's CPU seconds (utime+stime of
@@ -165,9 +165,9 @@ def main() -> int:
 def write_md(args, results: list[dict], out: Path) -> None:
     cols = ["libbrotlienc", "libz", "libdeflate", "libzstd", "mod_multicompress",
             "libapr / libaprutil", "httpd (apache2 + mods)", "libc", "libstdc++", "kernel"]
-    md = ["# CPU per compressed response (issue 12): perf, self time by library", "",
+    md = ["# CPU per compressed response: perf, self time by library", "",
           f"`bench/profile.py` ({time.strftime('%Y-%m-%d', time.gmtime())}): bench/servers.py's "
-          "Apache with the module (event MPM, 4 × 80 threads), `ab -k -n "
+          "Apache with the module (event MPM in Debian's sizing, 2 × 25 threads), `ab -k -n "
           f"{args.n} -c {args.c} -H 'Accept-Encoding: <coding>'` per file and coding on the "
           "same 2 shared cores, `perf record -e cpu-clock -F 4000 -g -p <children>` during "
           "the run. µs/req = server utime+stime over the run / requests; a column = that "

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The servers under test: config generation, start, readiness, /proc accounting and stop.
+"""The servers under test: config generation, start, readiness, /proc accounting and stop
+(Apache here, nginx in nginx_server.py).
 
 Every server runs in its own session (so a Ctrl-C on the terminal reaches only bench/run, which
 then stops the servers in order) and is stopped by PID: SIGTERM to the parent, then SIGKILL to
@@ -16,8 +17,18 @@ import time
 
 APACHE_BIN = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
-NGINX_BIN = "/usr/sbin/nginx"
-NGINX_BROTLI = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
+
+# Debian's apache2 mpm_event sizing (/etc/apache2/mods-available/mpm_event.conf), the headline
+# configuration: 2 children of 25 threads at the start, more started (up to 150 workers) when
+# fewer than 25 are idle. "wide" is 4 x 80 threads up front, for the 256 slow streams of the RSS
+# test (Debian's 150 workers could not hold them all at once).
+SIZING = {
+    "debian": ["StartServers 2", "MinSpareThreads 25", "MaxSpareThreads 75", "ThreadLimit 64",
+               "ThreadsPerChild 25", "MaxRequestWorkers 150", "MaxConnectionsPerChild 0"],
+    "wide": ["StartServers 4", "ServerLimit 4", "ThreadLimit 80", "ThreadsPerChild 80",
+             "MaxRequestWorkers 320", "MinSpareThreads 80", "MaxSpareThreads 320",
+             "MaxConnectionsPerChild 0"],
+}
 
 # Media types set explicitly in every server, so all of them see the same type for a file.
 MEDIA_TYPES = {
@@ -79,7 +90,11 @@ class Server:
 
     label = "?"
 
-    def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int]):
+    def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int],
+                 tls: tuple[str, str] | None = None):
+        """`tls`: (certificate, key) PEM files: every port then speaks TLS, with HTTP/2 offered
+        by ALPN next to HTTP/1.1."""
+        self.tls = tls
         self.workdir = workdir
         self.docroot = docroot
         self.ports = ports
@@ -102,7 +117,7 @@ class Server:
         finally:
             out.close()
         deadline = time.monotonic() + timeout
-        pending = set(self.ports.values())
+        pending = {port: self.is_tls(key) for key, port in self.ports.items()}
         while pending:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.label} exited with {self.proc.returncode} at startup:\n"
@@ -110,12 +125,16 @@ class Server:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.label} did not answer on ports {sorted(pending)}:\n"
                                    + self.log_tail())
-            for port in list(pending):
-                if _answers(port):
-                    pending.discard(port)
+            for port, tls in list(pending.items()):
+                if _answers(port, tls):
+                    del pending[port]
             if pending:
                 time.sleep(0.1)
         self.remember_pids()
+
+    def is_tls(self, key: tuple[str, int]) -> bool:
+        """Whether the port of `key` speaks TLS."""
+        return self.tls is not None
 
     def pids(self) -> list[int]:
         """The parent and its live children."""
@@ -228,9 +247,16 @@ class Server:
             return []
 
 
-def _answers(port: int) -> bool:
+def _answers(port: int, tls: bool = False) -> bool:
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        if tls:
+            import ssl
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=2, context=ctx)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
         conn.request("GET", "/small.html")
         resp = conn.getresponse()
         resp.read()
@@ -252,21 +278,33 @@ class Apache(Server):
                  ports: dict[tuple[str, int], int], module_path: str | None = None,
                  send_buffer: int | None = None, extra_conf: list[str] | None = None,
                  vhost_conf: dict[tuple[str, int], list[str]] | None = None,
-                 mods: list[str] | None = None, label: str | None = None):
+                 mods: list[str] | None = None, label: str | None = None,
+                 sizing: str = "debian", sendfile: bool = False, mmap: bool = True,
+                 tls: tuple[str, str] | None = None, plain_ports: set | None = None):
         """`extra_conf`: lines added to the server config after the module's own; `vhost_conf`:
         lines added inside the virtual host of a port key; `mods`: more modules to load from
-        Debian's module directory (e.g. "socache_shmcb")."""
-        super().__init__(workdir, docroot, ports)
+        Debian's module directory (e.g. "socache_shmcb"); `sizing`: a key of SIZING; `sendfile`:
+        EnableSendfile (Off is httpd's and Debian's default); `mmap`: EnableMMAP (On, the default);
+        `tls`: (certificate, key): mod_ssl + mod_http2 (`Protocols h2 http/1.1`) on every port
+        but the keys in `plain_ports`."""
+        super().__init__(workdir, docroot, ports, tls)
         self.variant = variant
         self.send_buffer = send_buffer
         self.module_path = module_path
         self.extra_conf = list(extra_conf or [])
         self.vhost_conf = dict(vhost_conf or {})
         self.extra_mods = list(mods or [])
+        self.sizing = sizing
+        self.sendfile = sendfile
+        self.mmap = mmap
+        self.plain_ports = set(plain_ports or ())
         self.label = label or {"deflate": "mod_deflate", "brotli": "mod_brotli",
                                "multicompress": "mod_multicompress",
                                "plain": "precompressed"}[variant]
         self.conf_path = os.path.join(workdir, "httpd.conf")
+
+    def is_tls(self, key: tuple[str, int]) -> bool:
+        return self.tls is not None and key not in self.plain_ports
 
     def command(self) -> list[str]:
         return [APACHE_BIN, "-d", self.workdir, "-f", self.conf_path, "-DFOREGROUND"]
@@ -276,6 +314,8 @@ class Apache(Server):
         run = os.path.join(self.workdir, "run")
         os.makedirs(run, exist_ok=True)
         mods = ["mpm_event", "authz_core", "mime", "filter"] + self.extra_mods
+        if self.tls:
+            mods += ["socache_shmcb", "ssl", "http2"]
         extra: list[str] = []
         if self.variant == "deflate":
             mods.append("deflate")
@@ -290,7 +330,8 @@ class Apache(Server):
         else:
             # Precompressed copies under /pre/<coding>-<level>/NAME.<ext>, served as they are.
             extra += ["AddEncoding gzip .gz", "AddEncoding br .br", "AddEncoding zstd .zst"]
-        lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so" for m in mods]
+        lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so"
+                 for m in dict.fromkeys(mods)]
         lines += [
             f"ServerRoot {self.workdir}",
             f"DefaultRuntimeDir {run}",
@@ -300,22 +341,14 @@ class Apache(Server):
             f"User {user}",
             f"Group {group}",
             "ServerName 127.0.0.1",
-            # Same MPM and keep-alive for every Apache: 4 processes x 80 threads, no process
-            # reaped or started during a run (the /proc accounting needs a stable process set).
-            "StartServers 4",
-            "ServerLimit 4",
-            "ThreadLimit 80",
-            "ThreadsPerChild 80",
-            "MaxRequestWorkers 320",
-            "MinSpareThreads 80",
-            "MaxSpareThreads 320",
-            "MaxConnectionsPerChild 0",
+            # Same MPM sizing and keep-alive for every Apache of a comparison.
+            *SIZING[self.sizing],
             "KeepAlive On",
             "MaxKeepAliveRequests 0",
             "KeepAliveTimeout 30",
             "Timeout 60",
-            "EnableSendfile On",
-            "EnableMMAP On",
+            f"EnableSendfile {'On' if self.sendfile else 'Off'}",
+            f"EnableMMAP {'On' if self.mmap else 'Off'}",
             "TypesConfig /etc/mime.types",
         ]
         if self.send_buffer:
@@ -329,11 +362,22 @@ class Apache(Server):
             "    Require all granted",
             "</Directory>",
         ]
+        if self.tls:
+            # Debian's ssl.conf, less what only matters to old clients.
+            lines += [f"SSLSessionCache shmcb:{run}/ssl_scache(512000)",
+                      "SSLSessionCacheTimeout 300",
+                      "SSLProtocol all -SSLv3",
+                      "SSLCipherSuite HIGH:!aNULL",
+                      "Protocols h2 http/1.1"]
         lines += extra + self.extra_conf
         for (coding, level), port in sorted(self.ports.items(), key=lambda kv: kv[1]):
             lines.append(f"Listen 127.0.0.1:{port}")
             lines.append(f"<VirtualHost 127.0.0.1:{port}>")
             lines.append(f"    DocumentRoot {self.docroot}")
+            if self.is_tls((coding, level)):
+                lines += ["    ServerName 127.0.0.1", "    SSLEngine on",
+                          f"    SSLCertificateFile {self.tls[0]}",
+                          f"    SSLCertificateKeyFile {self.tls[1]}"]
             if self.variant == "deflate" and coding == "gzip":
                 lines.append(f"    DeflateCompressionLevel {level}")
             elif self.variant == "brotli" and coding == "br":
@@ -344,72 +388,3 @@ class Apache(Server):
             lines.append("</VirtualHost>")
         with open(self.conf_path, "w") as f:
             f.write("\n".join(lines) + "\n")
-
-
-class Nginx(Server):
-    """Debian's nginx with gzip and ngx_brotli (libnginx-mod-http-brotli-filter), in a temp
-    prefix, `daemon off`, 2 worker processes (one per core)."""
-
-    label = "nginx"
-
-    def __init__(self, workdir: str, docroot: str, ports: dict[tuple[str, int], int],
-                 send_buffer: int | None = None):
-        super().__init__(workdir, docroot, ports)
-        self.send_buffer = send_buffer
-        self.conf_path = os.path.join(workdir, "nginx.conf")
-
-    def command(self) -> list[str]:
-        return [NGINX_BIN, "-p", self.workdir + "/", "-c", self.conf_path, "-e", self.log_path]
-
-    def write_config(self) -> None:
-        user, group = _run_user()
-        tmp = os.path.join(self.workdir, "tmp")
-        os.makedirs(tmp, exist_ok=True)
-        types = "\n".join(f"        {t} {ext};" for ext, t in MEDIA_TYPES.items())
-        servers = []
-        sndbuf = f" sndbuf={self.send_buffer}" if self.send_buffer else ""
-        for (coding, level), port in sorted(self.ports.items(), key=lambda kv: kv[1]):
-            if coding == "gzip":
-                comp = f"gzip on; gzip_comp_level {level}; brotli off;"
-            elif coding == "br":
-                comp = f"brotli on; brotli_comp_level {level}; gzip off;"
-            else:
-                comp = "gzip off; brotli off;"
-            servers.append(f"""    server {{
-        listen 127.0.0.1:{port} reuseport{sndbuf};
-        root {self.docroot};
-        {comp}
-    }}""")
-        conf = f"""load_module {NGINX_BROTLI};
-user {user} {group};
-daemon off;
-master_process on;
-worker_processes 2;
-pid {self.workdir}/nginx.pid;
-error_log {self.log_path} warn;
-events {{
-    worker_connections 2048;
-}}
-http {{
-    types {{
-{types}
-    }}
-    default_type application/octet-stream;
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 30;
-    keepalive_requests 1000000;
-    client_body_temp_path {tmp}/client;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    gzip_types {' '.join(t for t in COMPRESSIBLE if t != 'text/html')};
-    gzip_vary on;
-    brotli_types {' '.join(t for t in COMPRESSIBLE if t != 'text/html')};
-{chr(10).join(servers)}
-}}
-"""
-        with open(self.conf_path, "w") as f:
-            f.write(conf)

@@ -1,34 +1,121 @@
 # SPDX-License-Identifier: Apache-2.0
-"""mod_multicompress against nginx + ngx_brotli / gzip on one file and coding (issue 12), at
-several wrk connection counts, in alternating rounds: a quick A/B for what bench/run's full
-table shows.
+"""mod_multicompress against nginx + ngx_brotli / gzip on one file and coding, at several wrk
+connection counts, in alternating rounds: a quick A/B for what bench/run's full table shows, and
+with --perf where each server's CPU per response goes.
 
-Starts bench/servers.py's Apache with the module (event MPM, 4 x 80 threads) and its nginx
-(2 workers) on a docroot holding FILE, then per round and connection count runs `wrk -t1 -cN
--dSs` against each server in alternating order (forward, reverse, ...) and sums the requests and
-the servers' CPU seconds (utime+stime of all their processes). With more connections than cores,
-Apache compresses that many bodies at once in its threads, taking turns on the cores; nginx's two
-workers each compress one body at a time whatever the connection count.
+Starts bench/servers.py's Apache with the module (event MPM in Debian's sizing, 2 x 25 threads,
+EnableSendfile Off and EnableMMAP On as Debian ships them; --sendfile turns sendfile on) and its
+nginx (2 workers) on a docroot holding FILE, then per round and connection count runs `wrk -t1
+-cN -dSs` against each server in alternating order (forward, reverse, ...) and sums the requests
+and the servers' CPU seconds (utime+stime of all their processes).
+
+--perf OUT.md: afterwards one more run per server (at the first connection count) under `perf
+record -e cpu-clock -g -p <the server's processes>`; the self samples, scaled to the CPU µs per
+response that /proc gave for that run, are written per library and per symbol for both servers
+side by side, so the difference per response shows where it is.
 
     /usr/bin/python3 bench/vs_nginx.py --module build/release/.../mod_multicompress.so \\
-        --file bench-corpus/bootstrap.min.css --coding br-4 [--connections 2,8] [--rounds 4]
+        --file bench-corpus/font-awesome.min.css --coding br-4 [--connections 16] [--rounds 4] \\
+        [--perf bench/results/br4-vs-nginx.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import h2  # noqa: E402
+import nginx_server  # noqa: E402
 import servers  # noqa: E402
 
+# bench/profile.py (perf report parsing, libraries grouped), by path: "profile" is also a
+# module of Python's standard library.
+_spec = importlib.util.spec_from_file_location("mc_profile", HERE / "profile.py")
+mc_profile = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mc_profile)
+
 STATIC = HERE.parent / "tests" / "integration" / "htdocs" / "static"
+
+
+def wrk(url: str, coding: str, conns: int, seconds: int) -> int:
+    """Requests completed by `wrk -t1` (http://) or `h2load -t1 -m1` (https://, HTTP/2)."""
+    if url.startswith("https://"):
+        port_path = url.split("//", 1)[1].split(":", 1)[1]
+        port, path = port_path.split("/", 1)
+        proc, parse = h2.load(int(port), "/" + path, coding, conns, seconds)
+        out, _ = proc.communicate(timeout=seconds + 60)
+        w = parse(out)
+        if w["status"] or w["failed"]:
+            raise RuntimeError(f"h2load against {url}: {out[-500:]}")
+        return w["requests"]
+    out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "-H",
+                          f"Accept-Encoding: {coding}", url],
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"(\d+) requests in", out)
+    if m is None or re.search(r"Non-2xx", out):
+        raise RuntimeError(f"wrk against {url}: {out[-500:]}")
+    return int(m.group(1))
+
+
+def perf_run(srv: servers.Server, url: str, coding: str, conns: int, seconds: int,
+             data: Path) -> tuple[float, dict[str, float], list[tuple[float, str, str]]]:
+    """One wrk run under perf; returns (CPU µs per response, {group: µs}, [(µs, dso, sym)])."""
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g",
+                             "-o", str(data), "-p", ",".join(map(str, srv.pids()))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        time.sleep(0.5)
+        cpu0 = srv.cpu_seconds()
+        n = wrk(url, coding, conns, seconds)
+        us = (srv.cpu_seconds() - cpu0) / max(n, 1) * 1e6
+    finally:
+        perf.send_signal(2)
+        perf.wait(60)
+    groups, syms = mc_profile.perf_report(data)
+    total = sum(p for p, _, _ in syms) or 1.0
+    return (us, {g: us * p / 100 for g, p in groups.items()},
+            [(us * p / total, d, s) for p, d, s in syms])
+
+
+def perf_markdown(command: str, results: dict[str, tuple]) -> str:
+    """One column per server; the difference is the first server's minus the last's."""
+    names = list(results)
+    first, last = names[0], names[-1]
+    lines = [f"{command}: one run per server under `perf record -e cpu-clock -F 4000 -g -p "
+             "<its processes>`; µs = share of the self samples × the CPU µs per response /proc "
+             "gave for that run.", "",
+             "| | " + " | ".join(names) + f" | {first} − {last} |",
+             "|---|" + "---:|" * (len(names) + 1),
+             "| CPU µs per response | " + " | ".join(f"{results[n][0]:.0f}" for n in names)
+             + f" | {results[first][0] - results[last][0]:+.0f} |"]
+    groups = sorted({g for r in results.values() for g in r[1]},
+                    key=lambda g: -max(r[1].get(g, 0) for r in results.values()))
+    for g in groups:
+        vals = [results[n][1].get(g, 0.0) for n in names]
+        if max(vals) >= 1.0:
+            lines.append(f"| {g} | " + " | ".join(f"{v:.0f}" for v in vals)
+                         + f" | {vals[0] - vals[-1]:+.0f} |")
+    lines += ["", "Symbols (µs per response, self time), largest spread first:", "",
+              "| symbol | library | " + " | ".join(names) + " |",
+              "|---|---|" + "---:|" * len(names)]
+    per: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0] * len(names))
+    for i, n in enumerate(names):
+        for us, dso, sym in results[n][2]:
+            per[(sym, "kernel" if dso.startswith("[kernel") else dso)][i] += us
+    for (sym, dso), vals in sorted(per.items(), key=lambda kv: -(max(kv[1]) - min(kv[1])))[:30]:
+        lines.append(f"| `{sym}` | {dso} | " + " | ".join(f"{v:.1f}" for v in vals) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -36,9 +123,19 @@ def main() -> int:
     ap.add_argument("--module", required=True)
     ap.add_argument("--file", required=True)
     ap.add_argument("--coding", default="br-4", help="br-N or gzip-N (default br-4)")
-    ap.add_argument("--connections", default="2,8")
+    ap.add_argument("--connections", default="16")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=2, help="per wrk run")
+    ap.add_argument("--sendfile", action="store_true", help="EnableSendfile On in Apache")
+    ap.add_argument("--tls", action="store_true",
+                    help="TLS + HTTP/2 (h2load -m1) instead of HTTP/1.1 (wrk)")
+    ap.add_argument("--mmap-off", action="store_true",
+                    help="also the module's Apache with EnableMMAP Off")
+    ap.add_argument("--alt-module", metavar="SO",
+                    help="also an Apache with this build of the module (e.g. an adapter change)")
+    ap.add_argument("--perf", metavar="OUT.md", help="profile one more run per server")
+    ap.add_argument("--perf-seconds", type=int, default=5)
+    ap.add_argument("--perf-keep", metavar="DIR", help="keep the perf.data files here")
     args = ap.parse_args()
     coding, level = args.coding.rsplit("-", 1)
     key = (coding, int(level))
@@ -52,11 +149,24 @@ def main() -> int:
     shutil.copy(args.file, docroot / name)
     srvs: dict[str, servers.Server] = {}
     try:
+        tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
+        scheme = "https" if tls else "http"
+        ports = iter(servers.free_ports(4))
+        module = str(Path(args.module).resolve())
         srvs["mod_multicompress"] = servers.Apache(
-            "multicompress", str(tmp / "apache"), str(docroot),
-            {key: servers.free_ports(1)[0]}, module_path=str(Path(args.module).resolve()))
-        srvs["nginx"] = servers.Nginx(str(tmp / "nginx"), str(docroot),
-                                      {key: servers.free_ports(1)[0]})
+            "multicompress", str(tmp / "apache"), str(docroot), {key: next(ports)},
+            module_path=module, sendfile=args.sendfile, tls=tls)
+        if args.mmap_off:
+            srvs["EnableMMAP Off"] = servers.Apache(
+                "multicompress", str(tmp / "apache-nommap"), str(docroot), {key: next(ports)},
+                module_path=module, sendfile=args.sendfile, mmap=False, tls=tls)
+        if args.alt_module:
+            srvs["alt module"] = servers.Apache(
+                "multicompress", str(tmp / "apache-alt"), str(docroot), {key: next(ports)},
+                module_path=str(Path(args.alt_module).resolve()), sendfile=args.sendfile,
+                tls=tls)
+        srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
+                                      tls=tls)
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
         tally = {(n, c): [0.0, 0] for n in srvs for c in conns}
@@ -64,21 +174,32 @@ def main() -> int:
         for r in range(args.rounds):
             for n, c in cells if r % 2 == 0 else cells[::-1]:
                 s = srvs[n]
-                url = f"http://127.0.0.1:{s.ports[key]}/{name}"
                 cpu0 = s.cpu_seconds()
-                out = subprocess.run(["wrk", "-t1", f"-c{c}", f"-d{args.seconds}s", "-H",
-                                      f"Accept-Encoding: {coding}", url],
-                                     capture_output=True, text=True, check=True).stdout
-                m = re.search(r"(\d+) requests in", out)
-                if m is None or re.search(r"Non-2xx", out):
-                    raise RuntimeError(f"wrk against {n}: {out[-500:]}")
+                reqs = wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding, c,
+                           args.seconds)
                 tally[(n, c)][0] += s.cpu_seconds() - cpu0
-                tally[(n, c)][1] += int(m.group(1))
+                tally[(n, c)][1] += reqs
         for c in conns:
             us = {n: tally[(n, c)][0] / max(tally[(n, c)][1], 1) * 1e6 for n in srvs}
-            print(f"{name} {args.coding} -c{c}: mod_multicompress {us['mod_multicompress']:.0f} "
-                  f"µs CPU/req, nginx {us['nginx']:.0f} µs CPU/req, req/CPU-s × nginx "
-                  f"{us['nginx'] / us['mod_multicompress']:.2f}")
+            print(f"{name} {args.coding} -c{c}: " + ", ".join(
+                f"{n} {us[n]:.0f} µs CPU/req ({us['nginx'] / us[n]:.2f}× nginx req/CPU-s)"
+                for n in srvs))
+        if args.perf:
+            results = {}
+            for n, s in srvs.items():
+                results[n] = perf_run(s, f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding,
+                                      conns[0], args.perf_seconds, tmp / f"perf-{n}.data")
+            command = (f"`bench/vs_nginx.py --file {name} --coding {args.coding} --connections "
+                       f"{conns[0]}{' --tls' if tls else ''}` (Debian's mpm_event sizing, "
+                       f"EnableSendfile {'On' if args.sendfile else 'Off'}"
+                       f"{'; TLS + HTTP/2, h2load -m1' if tls else '; HTTP/1.1, wrk'})")
+            Path(args.perf).write_text(perf_markdown(command, results))
+            if args.perf_keep:
+                Path(args.perf_keep).mkdir(parents=True, exist_ok=True)
+                for n in srvs:
+                    shutil.copy(tmp / f"perf-{n}.data",
+                                Path(args.perf_keep) / f"perf-{n.replace(' ', '-')}.data")
+            print(f"wrote {args.perf}")
     finally:
         for s in srvs.values():
             s.stop()
