@@ -12,7 +12,12 @@ alternating order, then `perf record -e cpu-clock -g -p <its processes>` during 
 each, and writes CPU µs per response by library and by symbol, side by side (as vs_nginx.py).
 
     /usr/bin/python3 bench/hits_perf.py --module build/bench/.../mod_multicompress.so \\
-        --file bench-corpus/manual.html --coding br [--sendfile] [--perf OUT.md]
+        --file bench-corpus/manual.html --coding br [--sendfile] [--tls] [--perf OUT.md] \\
+        [--alt-module OTHER.so]
+
+`--tls`: every server speaks TLS with HTTP/2 and the load is `h2load -m1` (as bench/run's h2
+mode). `--alt-module`: a second Apache with another build of the module (e.g. before an adapter
+change), its sidecar and cache hits measured in the same rounds (`alt-sidecar`, `alt-cache`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import h2  # noqa: E402
 import servers  # noqa: E402
 import vs_nginx  # noqa: E402  (wrk, perf_run, perf_markdown)
 from prepare import compress, decode, fetch  # noqa: E402
@@ -47,6 +53,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=2)
     ap.add_argument("--sendfile", action="store_true", help="EnableSendfile On")
     ap.add_argument("--mmap-off", action="store_true", help="EnableMMAP Off")
+    ap.add_argument("--tls", action="store_true", help="TLS + HTTP/2 (h2load -m1)")
+    ap.add_argument("--alt-module", metavar="SO",
+                    help="also an Apache with this build of the module, in the same rounds")
     ap.add_argument("--perf", metavar="OUT.md")
     ap.add_argument("--perf-seconds", type=int, default=5)
     args = ap.parse_args()
@@ -77,33 +86,50 @@ def main() -> int:
             for f in files:
                 os.chmod(os.path.join(root, f), 0o644)
         os.chmod(tmp, 0o755)   # the workers run as www-data
-        ports = iter(servers.free_ports(2))
+        ports = iter(servers.free_ports(3))
+        tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
+        scheme = "https" if tls else "http"
+
+        def get(port: int, path: str):
+            return (h2.fetch(port, path, args.coding, str(tmp)) if tls
+                    else fetch(port, path, args.coding))
+
         conf = [f"<Directory {doc}/static>", "    MultiCompressStatic On", "</Directory>",
                 f"<Directory {doc}/cache>", "    MultiCompressCache On",
                 f"    MultiCompressCacheLevel {args.coding} {STRONG[args.coding]}", "</Directory>"]
-        common = {"sendfile": args.sendfile, "mmap": not args.mmap_off}
+        common = {"sendfile": args.sendfile, "mmap": not args.mmap_off, "tls": tls}
         ours = servers.Apache("multicompress", str(tmp / "ours"), str(doc), {("once", 0): next(ports)},
                               module_path=str(Path(args.module).resolve()), extra_conf=conf,
                               mods=["socache_shmcb"], **common)
         plain = servers.Apache("plain", str(tmp / "plain"), str(doc), {("identity", 0): next(ports)},
                                **common)
         srvs = {"ours": ours, "plain": plain}
+        if args.alt_module:
+            srvs["alt"] = servers.Apache(
+                "multicompress", str(tmp / "alt"), str(doc), {("once", 0): next(ports)},
+                module_path=str(Path(args.alt_module).resolve()), extra_conf=conf,
+                mods=["socache_shmcb"], **common)
         for s in srvs.values():
             s.start()   # stopped in finally, also when start() fails
-        po, pp = ours.ports[("once", 0)], plain.ports[("identity", 0)]
-        units = {"precompressed": (plain, pp, f"/static/{name}.{ext}"),
-                 "ours-sidecar": (ours, po, f"/static/{name}"),
-                 "ours-cache": (ours, po, f"/cache/{name}")}
+        pp = plain.ports[("identity", 0)]
+        units = {"precompressed": (plain, pp, f"/static/{name}.{ext}")}
+        for label in ("ours", "alt"):
+            if label in srvs:
+                s = srvs[label]
+                units[f"{label}-sidecar"] = (s, s.ports[("once", 0)], f"/static/{name}")
+                units[f"{label}-cache"] = (s, s.ports[("once", 0)], f"/cache/{name}")
         deadline = time.monotonic() + 60
-        while True:   # the miss stores the live copy; the strong copy follows off the request path
-            _, h, body = fetch(po, units["ours-cache"][2], args.coding)
-            if body == side:
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the cache never returned the strong copy")
-            time.sleep(0.2)
+        for n in [u for u in units if u.endswith("-cache")]:
+            # the miss stores the live copy; the strong copy follows off the request path
+            while True:
+                _, h, body = get(units[n][1], units[n][2])
+                if body == side:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{n}: the cache never returned the strong copy")
+                time.sleep(0.2)
         for n, (_, port, path) in units.items():
-            st, h, body = fetch(port, path, args.coding)
+            st, h, body = get(port, path)
             if st != 200 or h.get("content-encoding") != args.coding or body != side \
                     or decode(args.coding, body) != original:
                 raise RuntimeError(f"{n}: HTTP {st}, {h.get('content-encoding')}, "
@@ -114,12 +140,13 @@ def main() -> int:
             for n in order if r % 2 == 0 else order[::-1]:
                 s, port, path = units[n]
                 cpu0 = s.cpu_seconds()
-                reqs = vs_nginx.wrk(f"http://127.0.0.1:{port}{path}", args.coding,
+                reqs = vs_nginx.wrk(f"{scheme}://127.0.0.1:{port}{path}", args.coding,
                                     args.connections, args.seconds)
                 tally[n][0] += s.cpu_seconds() - cpu0
                 tally[n][1] += reqs
         us = {n: t[0] / max(t[1], 1) * 1e6 for n, t in tally.items()}
-        print(f"{name} {args.coding}-{STRONG[args.coding]} ({len(side)} B), EnableSendfile "
+        print(f"{name} {args.coding}-{STRONG[args.coding]} ({len(side)} B), "
+              f"{'TLS + HTTP/2, ' if tls else ''}EnableSendfile "
               f"{'On' if args.sendfile else 'Off'}, EnableMMAP {'Off' if args.mmap_off else 'On'}: "
               + ", ".join(f"{n} {us[n]:.1f} µs CPU/req ({us['precompressed'] / us[n]:.2f}× "
                           "precompressed req/CPU-s)" for n in units))
@@ -127,7 +154,7 @@ def main() -> int:
             results = {}
             for n in ("ours-sidecar", "ours-cache", "precompressed"):
                 s, port, path = units[n]
-                results[n] = vs_nginx.perf_run(s, f"http://127.0.0.1:{port}{path}", args.coding,
+                results[n] = vs_nginx.perf_run(s, f"{scheme}://127.0.0.1:{port}{path}", args.coding,
                                                args.connections, args.perf_seconds,
                                                tmp / f"perf-{n}.data")
             command = (f"`bench/hits_perf.py --file {name} --coding {args.coding} --connections "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading a response's buckets: small files read rather than mapped, whether a brigade holds the
-// whole body, and a read that first passes on what came before a stall in its source.
+// Reading a response's buckets: files read rather than mapped, whether a brigade holds the whole
+// body, and a read that first passes on what came before a stall in its source; a file sent as
+// httpd's core sends one (sendfile as EnableSendfile says, never mapped).
 #pragma once
 
 #include <httpd.h>
@@ -8,8 +9,19 @@
 
 namespace mc::httpd {
 
-/// apr_bucket_read, reading a small FILE bucket instead of mapping it.
+/// apr_bucket_read; a FILE bucket is read, never mapped (whatever EnableMMAP says), up to 256 KiB
+/// in one read().
 apr_status_t read_bucket(apr_bucket* e, const char** data, apr_size_t* len, apr_read_type_e block);
+
+/// apr_brigade_insert_file of the whole of `fd`, its buckets marked to be read as read_bucket
+/// reads them where a filter reads them (mod_ssl, mod_http2, EnableSendfile Off); sendfile, when
+/// `fd` was opened for it, still applies. Returns the last bucket inserted.
+apr_bucket* insert_file_unmapped(apr_bucket_brigade* bb, apr_file_t* fd, apr_off_t length,
+                                 apr_pool_t* pool);
+
+/// The flags httpd's default handler opens a file with for `r` (APR_SENDFILE_ENABLED where
+/// EnableSendfile is On for it).
+apr_int32_t default_handler_open_flags(const request_rec* r);
 
 /// Length of the body if the brigade holds all of it (EOS present, every length known), else -1.
 /// `plain` tells whether it holds only data and the EOS (no FLUSH or other metadata).

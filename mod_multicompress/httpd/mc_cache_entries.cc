@@ -20,6 +20,7 @@
 #include "mc_request_state.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_hit_tier.h"
 #include "mc_log.h"
 #include "mc_shared.h"
 #include "mc_socache.h"
@@ -141,6 +142,12 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
 }
 
 Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
+    // The child's verified copy needs no store (also while the store rests after an error).
+    const int final_level = dir_config(r).cache_level_for(coding);
+    if (mc::TierBody* kept = tier_find(r, key, final_level, client_max_window(r, coding))) {
+        out = {kept->level(), kept->data(), kept->size(), kept, true};
+        return Lookup::kHit;
+    }
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return Lookup::kUnavailable;
     // One read, into a buffer that holds any entry this file can have: the largest body kept
@@ -179,7 +186,18 @@ Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, C
     out.level = e.level;
     out.data = e.body.data();
     out.size = e.body.size();
+    if (mc::TierBody* kept = tier_keep(r, key, e.level, final_level, expected.max_window, e.body)) {
+        out.data = kept->data();  // sent from the tier's copy: r->pool's buffer is not held
+        out.tier = kept;
+    }
     return Lookup::kHit;
+}
+
+apr_bucket* cached_body_bucket(request_rec* r, const CachedBody& hit) {
+    apr_bucket_alloc_t* list = r->connection->bucket_alloc;
+    if (hit.tier == nullptr) return apr_bucket_pool_create(hit.data, hit.size, r->pool, list);
+    if (hit.local) count(mc::metrics::Event::kCacheLocalHit);
+    return tier_bucket(hit.tier, list);
 }
 
 bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <httpd.h>
+#include <apr_buckets.h>
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "mc/coding.h"
+#include "mc/hit_tier.h"
 
 namespace mc::httpd {
 
@@ -30,8 +32,12 @@ FileIdentity file_of(const request_rec* r);
 /// A cached body: the level it was made at and the bytes.
 struct CachedBody {
     int level = 0;
-    const char* data = nullptr;  ///< in r->pool
+    const char* data = nullptr;  ///< in r->pool, or `tier`'s bytes
     std::size_t size = 0;
+    /// The child's verified copy the bytes are in (a reference held until r->pool is cleared),
+    /// or nullptr; `local` when the hit was found there (not read from the store).
+    mc::TierBody* tier = nullptr;
+    bool local = false;
 };
 
 /// What a lookup found.
@@ -40,7 +46,12 @@ enum class Lookup {
     kMiss,         ///< no usable entry (a bad one was removed): the live response may fill it
     kUnavailable,  ///< no store, or it failed lately (logged once): nothing is to be stored
 };
+/// The child's tier of verified entries first (MultiCompressCacheLocal), then the store; an entry
+/// read from the store at its final level enters the tier.
 Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out);
+/// A bucket with a hit's bytes: over the tier's copy (no copy, holding it while in flight), else
+/// over r->pool's.
+apr_bucket* cached_body_bucket(request_rec* r, const CachedBody& hit);
 /// Stores the entry `key` for version `file` of a file, made at `level`. False when the server
 /// has no usable store, the format cannot hold it, or the store failed.
 bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,

@@ -228,4 +228,27 @@ std::uint64_t thread_cpu_ns() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// Word 2 of a child's block (in its head, before the lanes): the bytes its tier of verified cache
+// entries holds, a gauge the child sets (mc_hit_tier: to 0 at child_init and at exit).
+namespace {
+constexpr std::size_t kCacheLocalWord = 2;
+}
+
+void set_cache_local_bytes(std::uint64_t bytes) noexcept {
+    if (g_block == nullptr) return;
+    std::atomic_ref<std::uint64_t>(g_block[kCacheLocalWord])
+        .store(bytes, std::memory_order_relaxed);
+}
+
+std::uint64_t cache_local_bytes() noexcept {
+    std::uint64_t sum = 0;
+    if (g_segment.header == nullptr) return sum;
+    for (std::uint32_t b = 0; b < g_segment.header->blocks; ++b) {
+        const std::uint64_t* block = block_at(g_segment, b);
+        const auto owner = static_cast<std::int64_t>(load(block[0]));
+        if (owner != 0 && !process_gone(owner)) sum += load(block[kCacheLocalWord]);
+    }
+    return sum;
+}
+
 }  // namespace mc::httpd

@@ -46,4 +46,9 @@ mc::metrics::Totals counters_total() noexcept;
 /// CPU time of the calling thread, in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 std::uint64_t thread_cpu_ns() noexcept;
 
+/// The bytes this child's tier of verified cache entries holds (a gauge it sets).
+void set_cache_local_bytes(std::uint64_t bytes) noexcept;
+/// Those bytes summed over the server's running children.
+std::uint64_t cache_local_bytes() noexcept;
+
 }  // namespace mc::httpd

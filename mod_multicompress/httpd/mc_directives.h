@@ -55,6 +55,9 @@ extern void* const kBrotliNotes;
 const char* set_cache_store(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
 const char* set_cache_secret(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
 
+// ---- mc_hit_tier.cc: each child's tier of verified cache entries (main server)
+const char* set_cache_local(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
+
 // ---- mc_dictionary_config.cc: compression dictionaries (RFC 9842)
 const char* set_use_as_dictionary(cmd_parms* cmd, void* mconfig, int argc,
                                   char* const argv[]) noexcept;

@@ -55,6 +55,23 @@ double server_cpu_seconds() {
 #endif
 }
 
+namespace {
+
+// The bytes the children's tiers of verified cache entries hold: a `?auto` line, or a line inside
+// the section's last </div>.
+void add_cache_local(std::string& text, bool short_form) {
+    const std::uint64_t bytes = cache_local_bytes();
+    if (short_form) {
+        text += metrics::render_cache_local_auto(bytes);
+        return;
+    }
+    const std::size_t end = text.rfind("</div>");
+    text.insert(end == std::string::npos ? text.size() : end,
+                metrics::render_cache_local_html(bytes));
+}
+
+}  // namespace
+
 int status_section(request_rec* r, int flags) noexcept {
     try {
         const metrics::Totals t = counters_total();
@@ -69,6 +86,8 @@ int status_section(request_rec* r, int flags) noexcept {
                                        server_cpu_seconds()};
             text = metrics::render_status_html(t, cpu);
         }
+
+        add_cache_local(text, (flags & AP_STATUS_SHORT) != 0);
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00202) "status section failed");
@@ -90,6 +109,8 @@ int metrics_handler(request_rec* r) noexcept {
             metrics::render_prometheus(counters_total()) +
             metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step()));
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
+        const std::string tier = metrics::render_cache_local_gauge(cache_local_bytes());
+        ap_rwrite(tier.data(), static_cast<int>(tier.size()), r);
         return OK;
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00203) "metrics handler failed");

@@ -19,6 +19,7 @@
 
 #include "mc/params.h"
 #include "mc/zstd_frame.h"
+#include "mc_brigade.h"
 #include "mc_log.h"
 #include "mc_shared.h"
 
@@ -202,6 +203,7 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
     out.finfo.fname = path;
     out.finfo.name = nullptr;
     out.finfo.pool = r->pool;
+    out.open_flags = default_handler_open_flags(sub);  // sendfile as EnableSendfile says there
     ap_destroy_sub_req(sub);
     if (out.finfo.mtime < r->finfo.mtime) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "stale sidecar %s", path);
@@ -218,8 +220,7 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
     const char* path = side.path;
     apr_file_t* fd = nullptr;
     // The default handler's open: file permissions (it would answer 403).
-    if (const apr_status_t rv =
-            apr_file_open(&fd, path, APR_READ | APR_BINARY | APR_SENDFILE_ENABLED, 0, r->pool);
+    if (const apr_status_t rv = apr_file_open(&fd, path, side.open_flags, 0, r->pool);
         rv != APR_SUCCESS) {
         if (warned_files().first_time(path, side.finfo)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, rv, r,

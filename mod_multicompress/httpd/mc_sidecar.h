@@ -15,6 +15,9 @@ struct Sidecar {
     const char* path = nullptr;
     apr_finfo_t finfo{};       ///< the target's, when a symlink is allowed
     apr_file_t* fd = nullptr;  ///< open for reading (in r->pool)
+    /// How the default handler would open it at its own URL (APR_SENDFILE_ENABLED as
+    /// EnableSendfile says there).
+    apr_int32_t open_flags = APR_READ | APR_BINARY;
 };
 
 /// The sidecar of `coding` for `r`'s file, when it may be sent: a direct request for its own URL

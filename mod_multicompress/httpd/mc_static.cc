@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "mc_brigade.h"
 #include "mc_cache.h"
 #include "mc_cache_entries.h"
 #include "mc_config.h"
@@ -87,7 +88,7 @@ int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const
     put_digests(r, side.fd, side.finfo.size);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s", side.path);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    apr_brigade_insert_file(bb, side.fd, 0, side.finfo.size, r->pool);
+    insert_file_unmapped(bb, side.fd, side.finfo.size, r->pool);  // sendfile or read, no mmap
     return send_brigade(r, bb);
 }
 
@@ -126,8 +127,7 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache hit (level %d, %" APR_SIZE_T_FMT " bytes)",
                   hit.level, hit.size);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    APR_BRIGADE_INSERT_TAIL(
-        bb, apr_bucket_pool_create(hit.data, hit.size, r->pool, r->connection->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, cached_body_bucket(r, hit));  // the tier's copy, held in flight
     return send_brigade(r, bb);
 }
 

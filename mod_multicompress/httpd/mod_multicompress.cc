@@ -17,6 +17,7 @@
 #include "mc_directives.h"
 #include "mc_filter.h"
 #include "mc_harness.h"
+#include "mc_hit_tier.h"
 #include "mc_inflate_in.h"
 #include "mc_inflate_out.h"
 #include "mc_lookahead.h"
@@ -44,6 +45,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
 
     // ---- configuration and process life
     ap_hook_pre_config(socache_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_pre_config(hit_tier_pre_config, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_check_config(refuse_conflicting_modules, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After the socache providers' modules have set themselves up.
     ap_hook_post_config(socache_post_config, nullptr, nullptr, APR_HOOK_MIDDLE);
@@ -58,6 +60,8 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     ap_hook_child_init(socache_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(cache_worker_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_child_init(whole_body_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
+    // After counters_child_init: the tier's gauge is a word of the child's block.
+    ap_hook_child_init(hit_tier_child_init, nullptr, nullptr, APR_HOOK_MIDDLE);
 
     // ---- a request, in the order httpd runs its hooks
     // The sidecar lookup's subrequest logs quietly: from its translation on (the location walk

@@ -68,8 +68,9 @@ sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n%d\\n" % len(data))
 """
 
 SAMPLE = re.compile(r'^(multicompress_[a-z_]+_total)(\{[^}]*\})? ([0-9.]+)$')
-# The CPU budget's two gauges (TYPE gauge, no _total).
-GAUGE = re.compile(r'^(multicompress_budget_(?:cpu_share|step)) ([0-9.]+)$')
+# The CPU budget's two gauges and the tier's bytes (TYPE gauge, no _total).
+GAUGE = re.compile(r'^(multicompress_(?:budget_cpu_share|budget_step|cache_local_bytes)) '
+                   r'([0-9.]+)$')
 
 
 def scrape(srv) -> dict[str, float]:
@@ -80,8 +81,10 @@ def scrape(srv) -> dict[str, float]:
     for line in r.body.decode().splitlines():
         if line.startswith("#"):
             assert re.match(r"^# (HELP|TYPE) multicompress_[a-z_]+_total |"
-                            r"^# HELP multicompress_budget_(cpu_share|step) |"
-                            r"^# TYPE multicompress_budget_(cpu_share|step) gauge$", line), line
+                            r"^# HELP multicompress_(budget_cpu_share|budget_step|"
+                            r"cache_local_bytes) |"
+                            r"^# TYPE multicompress_(budget_cpu_share|budget_step|"
+                            r"cache_local_bytes) gauge$", line), line
             continue
         g = GAUGE.match(line)
         if g:

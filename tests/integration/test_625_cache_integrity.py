@@ -43,9 +43,14 @@ ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorke
 SECRET = b"0123456789abcdef0123456789abcdef-fleet-secret"
 
 # Cache levels below the live ones: no upgrade worker rewrites an entry under the test's feet.
+# These tests check what a read from the store verifies: each child's tier of entries it verified
+# already (MultiCompressCacheLocal) would keep serving the copy it checked at the first hit and
+# never read the value written over it, so it is off here (test_622 checks that only verified
+# entries enter the tier).
 SITE = SOURCE_LOG_CONF + """
 MultiCompressCache On
 MultiCompressCacheStore @SPEC@
+MultiCompressCacheLocal Off
 @SECRET_LINE@
 Alias /c "@DOCS@/cache"
 <Directory "@DOCS@/cache">

@@ -21,8 +21,12 @@ from mc_stores import (SOURCE_LOG_CONF, StoreProcess, get, log_lines_matching, p
 
 ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
              "MinSpareThreads 1\nMaxSpareThreads 16\n")
+# What a read from the store checks: each child's tier of entries it verified already
+# (MultiCompressCacheLocal) would keep serving the copy it checked at the first hit and never
+# read the value written over it (test_622 checks that only verified entries enter the tier).
 SITE = SOURCE_LOG_CONF + """
 MultiCompressCacheStore @STORE@
+MultiCompressCacheLocal Off
 <Directory "@HTDOCS@/side">
     AddOutputFilterByType MULTICOMPRESS text/html
     MultiCompressStatic On

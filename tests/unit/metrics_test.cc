@@ -147,4 +147,22 @@ TEST(MetricsRenderTest, StatusHtmlHasTheTable) {
     EXPECT_TRUE(html.ends_with("</p>\n</div>\n")) << "one section, closed";
 }
 
+TEST(MetricsRenderTest, TheTiersBytesAsAGauge) {
+    const std::string prom = mc::metrics::render_cache_local_gauge(123456);
+    EXPECT_NE(prom.find("# TYPE multicompress_cache_local_bytes gauge\n"), std::string::npos);
+    EXPECT_TRUE(prom.ends_with("\nmulticompress_cache_local_bytes 123456\n")) << prom;
+    EXPECT_EQ(mc::metrics::render_cache_local_auto(7), "MultiCompressCacheLocalBytes: 7\n");
+    EXPECT_NE(mc::metrics::render_cache_local_html(7).find(" 7 bytes</p>"), std::string::npos);
+    mc::metrics::Totals t{};
+    t[mc::metrics::event_word(mc::metrics::Event::kCacheLocalHit)] = 5;
+    t[mc::metrics::event_word(mc::metrics::Event::kCacheLocalEvict)] = 2;
+    const std::string all = mc::metrics::render_prometheus(t);
+    EXPECT_NE(all.find("multicompress_cache_events_total{event=\"local_hit\"} 5\n"),
+              std::string::npos);
+    EXPECT_NE(all.find("multicompress_cache_events_total{event=\"local_evict\"} 2\n"),
+              std::string::npos);
+    EXPECT_NE(mc::metrics::render_status_auto(t).find("MultiCompressCacheEventsLocalHit: 5\n"),
+              std::string::npos);
+}
+
 }  // namespace

@@ -27,6 +27,8 @@ constexpr EventLabel kEventLabels[] = {
     {Event::kCacheUpgrade, "cache_events", "event=\"upgrade\""},
     {Event::kCacheStoreError, "cache_events", "event=\"store_error\""},
     {Event::kCacheRejected, "cache_events", "event=\"rejected\""},
+    {Event::kCacheLocalHit, "cache_events", "event=\"local_hit\""},
+    {Event::kCacheLocalEvict, "cache_events", "event=\"local_evict\""},
     {Event::kDictionaryOffered, "dictionaries", "event=\"offered\""},
     {Event::kDictionaryUsed, "dictionaries", "event=\"used\""},
     {Event::kDictionaryUnknown, "dictionaries", "event=\"unknown\""},
@@ -48,7 +50,10 @@ struct Family {
     const char* help;
 };
 constexpr Family kEventFamilies[] = {
-    {"cache_events", "MultiCompressCache events (rejected: an entry that failed its check)."},
+    {"cache_events",
+     "MultiCompressCache events (rejected: an entry that failed its check; local_hit: a hit "
+     "served from the child's tier of verified entries, also counted as a hit; local_evict: an "
+     "entry the full tier let go)."},
     {"dictionaries", "Shared dictionaries (RFC 9842): offered, used for a response, unknown."},
     {"inflate_bodies", "Request bodies decoded by the DEFLATE input filter."},
     {"inflate_bytes_in", "Encoded bytes of decoded request bodies."},
@@ -298,6 +303,29 @@ std::string render_status_html(const Totals& t, const CpuView& cpu_view) {
                 l.label[0] != '\0' ? " " : "", l.label, get(t, event_word(l.event)));
     }
     append(out, "</p>\n</div>\n");
+    return out;
+}
+
+std::string render_cache_local_gauge(std::uint64_t bytes) {
+    std::string out;
+    appendf(out,
+            "# HELP multicompress_cache_local_bytes Bytes the children hold in their tiers of "
+            "verified cache entries (MultiCompressCacheLocal).\n"
+            "# TYPE multicompress_cache_local_bytes gauge\n"
+            "multicompress_cache_local_bytes %" PRIu64 "\n",
+            bytes);
+    return out;
+}
+
+std::string render_cache_local_auto(std::uint64_t bytes) {
+    std::string out;
+    appendf(out, "MultiCompressCacheLocalBytes: %" PRIu64 "\n", bytes);
+    return out;
+}
+
+std::string render_cache_local_html(std::uint64_t bytes) {
+    std::string out;
+    appendf(out, "<p>Verified cache entries held by the children: %" PRIu64 " bytes</p>\n", bytes);
     return out;
 }
 

@@ -54,8 +54,10 @@ enum class Event : std::uint8_t {
     kSavingProbe,         ///< MultiCompressMinSaving ran its quick probe on a body
     kTranscodeDecoded,    ///< MultiCompressTranscode decoded a response
     kTranscodeCorrupt,    ///< ... and found it corrupt (the response was ended as broken)
+    kCacheLocalHit,       ///< a cache hit served from the child's tier of verified entries
+    kCacheLocalEvict,     ///< an entry the full tier let go to make room
 };
-inline constexpr std::size_t kEventCount = 19;
+inline constexpr std::size_t kEventCount = 21;
 
 /// Word offsets in a counter array.
 inline constexpr std::size_t kResponsesAt = 0;  // [coding][source]
@@ -136,6 +138,12 @@ std::string render_status_svg(const Totals& t, const CpuView& cpu = {});
 std::string xml_escape(std::string_view s);
 /// A byte count for people: "812 B", "70.0 kB", "1.50 MB", "2.00 GB" (powers of 1000).
 std::string human_bytes(std::uint64_t n);
+
+/// The bytes the children's tiers of verified cache entries hold (MultiCompressCacheLocal), as a
+/// Prometheus gauge, as a `?auto` line and as an HTML line of the status section.
+std::string render_cache_local_gauge(std::uint64_t bytes);
+std::string render_cache_local_auto(std::uint64_t bytes);
+std::string render_cache_local_html(std::uint64_t bytes);
 
 const char* source_name(Source s);
 const char* why_name(Why w);

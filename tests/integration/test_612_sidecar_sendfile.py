@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Hits sent as httpd's core sends a file: sidecars opened as the default handler opens a file, so
+`EnableSendfile Off` (httpd's default) sends a sidecar without sendfile and `On` with it, and
+read, never mapped, where sendfile does not apply (TLS). Observed through the core output
+filter's own trace (`LogLevel core:trace6` logs each `sendfile_nonblocking` call with the bytes
+sent), the same signal for a plain file, which the test checks first. Over TLS + HTTP/2: sidecars
+and hits from each child's tier of verified cache entries (a heap bucket over the tier's copy)
+go through mod_ssl and mod_http2 whole.
+"""
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from mc_env import decode, request
+from mc_stores import write_sidecar
+from mc_tls import TlsServer, curl
+
+ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
+             "MinSpareThreads 1\nMaxSpareThreads 16\n")
+LOCAL_HIT = 'multicompress_cache_events_total{event="local_hit"}'
+
+
+def local_hits(srv) -> float:
+    r = request(srv.port, "/metrics", None)
+    assert r.status == 200, r
+    m = re.search(r'^multicompress_cache_events_total\{event="local_hit"\} ([0-9.]+)$',
+                  r.body.decode(), re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+SENDFILE_SITE = """
+LogLevel notice core:trace6 multicompress:trace1
+MultiCompressStatic On
+Alias /on "@HTDOCS@/sf-on"
+Alias /off "@HTDOCS@/sf-off"
+<Directory "@HTDOCS@/sf-on">
+    Require all granted
+    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
+    EnableSendfile On
+</Directory>
+<Directory "@HTDOCS@/sf-off">
+    Require all granted
+    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
+    EnableSendfile Off
+</Directory>
+"""
+
+
+def sendfile_calls(srv, since: int, nbytes: int) -> int:
+    """The core output filter's sendfile calls since log offset `since` that sent `nbytes`."""
+    rx = re.compile(rf"sendfile_nonblocking: {nbytes}/{nbytes}\b")
+    return sum(1 for line in srv.log_lines(since) if rx.search(line))
+
+
+def test_mc_612_01_sidecar_sendfile_follows_enable_sendfile(make_server):
+    srv = make_server("sf", site_template=None, extra_conf=SENDFILE_SITE, trace=False,
+                      htdocs_copies=[("sf-on", "static"), ("sf-off", "static")]).start()
+    sizes = {}
+    for d in ("sf-on", "sf-off"):
+        path = srv.htdocs / d / "page.html"
+        write_sidecar(path, "br", newer_by=1)
+        sizes[d] = (path.stat().st_size, Path(str(path) + ".br").stat().st_size)
+    for d, prefix in (("sf-on", "/on"), ("sf-off", "/off")):
+        plain_size, side_size = sizes[d]
+        # the signal itself: plain Apache's own file response
+        mark = srv.log_size()
+        r = request(srv.port, f"{prefix}/page.html", None)
+        assert r.status == 200 and len(r.body) == plain_size
+        time.sleep(0.3)
+        assert sendfile_calls(srv, mark, plain_size) == (1 if d == "sf-on" else 0), \
+            srv.read_log(mark)[-2000:]
+        # the sidecar hit: the same
+        mark = srv.log_size()
+        got = request(srv.port, f"{prefix}/page.html", "br")
+        assert got.status == 200 and got.content_encoding == "br" and len(got.body) == side_size
+        assert decode(got.body, "br") == (srv.htdocs / d / "page.html").read_bytes()
+        time.sleep(0.3)
+        log = srv.read_log(mark)
+        assert "sending sidecar" in log, log[-2000:]
+        want = 1 if d == "sf-on" else 0
+        assert sendfile_calls(srv, mark, side_size) == want, \
+            f"{d}: sendfile calls for the sidecar's {side_size} bytes:\n{log[-3000:]}"
+
+
+# ---- over TLS + HTTP/2: a tier hit's bucket goes through mod_ssl and mod_http2 whole
+
+TLS_EXTRA = """
+Alias /sf-on "@HTDOCS@/sf-on"
+Alias /sf-off "@HTDOCS@/sf-off"
+<Location /metrics>
+    SetHandler multicompress-metrics
+</Location>
+<Directory "@HTDOCS@/static">
+    MultiCompressCache On
+</Directory>
+<Directory "@HTDOCS@/sf-on">
+    Require all granted
+    MultiCompressStatic On
+    EnableSendfile On
+</Directory>
+<Directory "@HTDOCS@/sf-off">
+    Require all granted
+    MultiCompressStatic On
+    EnableSendfile Off
+</Directory>
+"""
+
+
+def test_mc_612_02_tier_hits_and_sidecars_over_h2(env, tmp_path):
+    srv = TlsServer(env, "tier-h2", extra_conf=TLS_EXTRA, mpm_conf=ONE_CHILD,
+                    extra_modules=["socache_shmcb"],
+                    htdocs_copies=[("sf-on", "static"), ("sf-off", "static")])
+    try:
+        srv.start()
+        original = (srv.htdocs / "static" / "style.css").read_bytes()
+        url = srv.https_url("/static/style.css")
+        bodies = []
+        for _ in range(40):
+            r = curl(url, tmp_path, "--http2", "-H", "Accept-Encoding: br")
+            assert r.version == "2" and r.status == 200, r.headers
+            assert decode(r.body, "br") == original
+            bodies.append(r.body)
+            if local_hits(srv) >= 3:
+                break
+            time.sleep(0.1)
+        assert local_hits(srv) >= 3, "no hits from the tier over HTTP/2"
+        for d in ("sf-on", "sf-off"):
+            page = srv.htdocs / d / "page.html"
+            write_sidecar(page, "zstd", newer_by=1)
+            r = curl(srv.https_url(f"/{d}/page.html"), tmp_path, "--http2", "-H",
+                     "Accept-Encoding: zstd")
+            assert r.status == 200 and r.body == Path(str(page) + ".zst").read_bytes(), r.headers
+    finally:
+        srv.stop()
