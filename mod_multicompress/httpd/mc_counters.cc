@@ -36,8 +36,10 @@ struct SegmentHeader {
     std::uint32_t words;
     std::uint32_t block_words;  ///< words per block, owner word and padding included
 };
-// A block: word 0 is the owning pid, words 8.. are lanes x metrics::kWords counters.
+// A block: word 0 is the owning pid, word 1 the child's dictionary memory (a gauge the child
+// sets), words 8.. are lanes x metrics::kWords counters.
 constexpr std::size_t kBlockHeadWords = 8;  // one cache line
+constexpr std::size_t kDictionaryMemoryWord = 1;
 
 struct Segment {
     SegmentHeader* header = nullptr;
@@ -133,6 +135,8 @@ void counters_child_init(apr_pool_t* /*pchild*/, server_rec* /*s*/) noexcept {
         if (seen != 0 && !process_gone(pid)) continue;
         if (owner.compare_exchange_strong(seen, static_cast<std::uint64_t>(me))) {
             g_block = block_at(g_segment, i);
+            // The gauge was the exited child's: this one holds nothing yet.
+            std::atomic_ref<std::uint64_t>(g_block[kDictionaryMemoryWord]).store(0);
             return;
         }
     }
@@ -145,6 +149,23 @@ void count(std::size_t word, std::uint64_t n) noexcept {
         g_next_lane.fetch_add(1, std::memory_order_relaxed) % g_segment.header->lanes;
     std::uint64_t* w = g_block + kBlockHeadWords + std::size_t{lane} * metrics::kWords + word;
     std::atomic_ref<std::uint64_t>(*w).fetch_add(n, std::memory_order_relaxed);
+}
+
+void set_dictionary_memory(std::uint64_t bytes) noexcept {
+    if (g_block == nullptr) return;
+    std::atomic_ref<std::uint64_t>(g_block[kDictionaryMemoryWord])
+        .store(bytes, std::memory_order_relaxed);
+}
+
+std::uint64_t dictionary_memory() noexcept {
+    std::uint64_t sum = 0;
+    if (g_segment.header == nullptr) return sum;
+    for (std::uint32_t b = 0; b < g_segment.header->blocks; ++b) {
+        const std::uint64_t* block = block_at(g_segment, b);
+        const auto owner = static_cast<std::int64_t>(load(block[0]));
+        if (owner != 0 && !process_gone(owner)) sum += load(block[kDictionaryMemoryWord]);
+    }
+    return sum;
 }
 
 std::uint64_t counters_cpu_ns() noexcept {

@@ -60,7 +60,8 @@ int status_section(request_rec* r, int flags) noexcept {
         const metrics::Totals t = counters_total();
         std::string text;
         if ((flags & AP_STATUS_SHORT) != 0) {
-            text = metrics::render_status_auto(t);
+            text = metrics::render_status_auto(t) +
+                   metrics::render_dictionary_memory_auto(dictionary_memory());
         } else {
             const auto* main_cfg = static_cast<const mc::Config*>(
                 ap_get_module_config(ap_server_conf->lookup_defaults, &multicompress_module));
@@ -68,6 +69,10 @@ int status_section(request_rec* r, int flags) noexcept {
                                        main_cfg != nullptr ? main_cfg->cpu_budget_share() : 0.0,
                                        server_cpu_seconds()};
             text = metrics::render_status_html(t, cpu);
+            // Inside the section's last </div>.
+            const std::size_t end = text.rfind("</div>");
+            text.insert(end == std::string::npos ? text.size() : end,
+                        metrics::render_dictionary_memory_html(dictionary_memory()));
         }
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
     } catch (...) {
@@ -88,7 +93,8 @@ int metrics_handler(request_rec* r) noexcept {
         if (r->header_only) return OK;
         const std::string text =
             metrics::render_prometheus(counters_total()) +
-            metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step()));
+            metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step())) +
+            metrics::render_dictionary_gauge(dictionary_memory());
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
         return OK;
     } catch (...) {

@@ -68,8 +68,12 @@ sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n%d\\n" % len(data))
 """
 
 SAMPLE = re.compile(r'^(multicompress_[a-z_]+_total)(\{[^}]*\})? ([0-9.]+)$')
-# The CPU budget's two gauges (TYPE gauge, no _total).
-GAUGE = re.compile(r'^(multicompress_budget_(?:cpu_share|step)) ([0-9.]+)$')
+# The gauges (TYPE gauge, no _total): the CPU budget's two and the dictionaries held.
+GAUGE = re.compile(r'^(multicompress_(?:budget_cpu_share|budget_step|dictionary_memory_bytes)) '
+                   r'([0-9.]+)$')
+# What the gauges say now (not counts: they move with the load and the dictionaries held).
+GAUGES = ("multicompress_budget_cpu_share", "multicompress_budget_step",
+          "multicompress_dictionary_memory_bytes")
 
 
 def scrape(srv) -> dict[str, float]:
@@ -80,8 +84,10 @@ def scrape(srv) -> dict[str, float]:
     for line in r.body.decode().splitlines():
         if line.startswith("#"):
             assert re.match(r"^# (HELP|TYPE) multicompress_[a-z_]+_total |"
-                            r"^# HELP multicompress_budget_(cpu_share|step) |"
-                            r"^# TYPE multicompress_budget_(cpu_share|step) gauge$", line), line
+                            r"^# HELP multicompress_(budget_cpu_share|budget_step|"
+                            r"dictionary_memory_bytes) |"
+                            r"^# TYPE multicompress_(budget_cpu_share|budget_step|"
+                            r"dictionary_memory_bytes) gauge$", line), line
             continue
         g = GAUGE.match(line)
         if g:
@@ -98,10 +104,10 @@ def responses(enc: str, source: str) -> str:
 
 
 def delta(before: dict, after: dict) -> dict[str, float]:
-    """What the counts gained; the budget's gauges (a share of the machine now, a step) are not
-    counts: other servers' load moves them."""
+    """What the counts gained; the gauges are not counts (other servers' load moves the budget's,
+    dictionaries held move the memory)."""
     return {k: after[k] - before.get(k, 0) for k in after
-            if after[k] != before.get(k, 0) and not k.startswith("multicompress_budget_")}
+            if after[k] != before.get(k, 0) and k not in GAUGES}
 
 
 @pytest.fixture(scope="module")

@@ -110,6 +110,11 @@ std::string render_prometheus(const Totals& t);
 /// The CPU budget's gauges in the same format: the share of the machine live compression used
 /// when last measured (0..1) and the step new responses take (0 none .. 4 identity).
 std::string render_budget_gauges(double share, int step);
+/// The memory the server's children hold in compression dictionaries and their prepared tables,
+/// as a Prometheus gauge, as a `?auto` line and as an HTML line of the status section.
+std::string render_dictionary_gauge(std::uint64_t bytes);
+std::string render_dictionary_memory_auto(std::uint64_t bytes);
+std::string render_dictionary_memory_html(std::uint64_t bytes);
 /// `/server-status?auto` lines, each starting with "MultiCompress".
 std::string render_status_auto(const Totals& t);
 
