@@ -236,6 +236,7 @@ int count_response(request_rec* r) noexcept {
         count(metrics::bytes_out_word(f->coding), f->bytes_out);
         if (f->source == metrics::Source::kLive) {
             count(metrics::live_bytes_in_word(f->coding), f->bytes_in);
+            count(metrics::live_bytes_out_word(f->coding), f->bytes_out);
             count(metrics::cpu_ns_word(f->coding), f->cpu_ns);
         }
     }

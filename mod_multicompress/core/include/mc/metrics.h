@@ -60,11 +60,12 @@ inline constexpr std::size_t kEventCount = 19;
 /// Word offsets in a counter array.
 inline constexpr std::size_t kResponsesAt = 0;  // [coding][source]
 inline constexpr std::size_t kWhyAt = kResponsesAt + kCodingCount * kSourceCount;
-inline constexpr std::size_t kBytesInAt = kWhyAt + kWhyCount;           // [coding]
-inline constexpr std::size_t kBytesOutAt = kBytesInAt + kCodingCount;   // [coding]
-inline constexpr std::size_t kCpuNsAt = kBytesOutAt + kCodingCount;     // [coding]
-inline constexpr std::size_t kLiveBytesInAt = kCpuNsAt + kCodingCount;  // [coding]
-inline constexpr std::size_t kEventsAt = kLiveBytesInAt + kCodingCount;
+inline constexpr std::size_t kBytesInAt = kWhyAt + kWhyCount;                  // [coding]
+inline constexpr std::size_t kBytesOutAt = kBytesInAt + kCodingCount;          // [coding]
+inline constexpr std::size_t kCpuNsAt = kBytesOutAt + kCodingCount;            // [coding]
+inline constexpr std::size_t kLiveBytesInAt = kCpuNsAt + kCodingCount;         // [coding]
+inline constexpr std::size_t kLiveBytesOutAt = kLiveBytesInAt + kCodingCount;  // [coding]
+inline constexpr std::size_t kEventsAt = kLiveBytesOutAt + kCodingCount;
 inline constexpr std::size_t kWords = kEventsAt + kEventCount;
 
 constexpr std::size_t response_word(Coding c, Source s) {
@@ -84,6 +85,9 @@ constexpr std::size_t cpu_ns_word(Coding c) {
 }
 constexpr std::size_t live_bytes_in_word(Coding c) {
     return kLiveBytesInAt + index(c);
+}
+constexpr std::size_t live_bytes_out_word(Coding c) {
+    return kLiveBytesOutAt + index(c);
 }
 constexpr std::size_t event_word(Event e) {
     return kEventsAt + static_cast<std::size_t>(e);
@@ -133,8 +137,9 @@ struct CpuView {
 /// The HTML section of `/server-status`: the table, the picture beside it, the other counts.
 std::string render_status_html(const Totals& t, const CpuView& cpu = {});
 /// The picture: an inline SVG (no script, no external reference, ASCII only: mod_status's page
-/// is ISO-8859-1) of bytes in against bytes out per coding, bytes in split by source (live, or
-/// from a sidecar or the cache), responses per source, and the share of CPU spent compressing.
+/// is ISO-8859-1) of bytes in against bytes out per coding, each split by source (compressed
+/// live, or from a sidecar or the cache), responses per source, and the share of CPU spent
+/// compressing.
 std::string render_status_svg(const Totals& t, const CpuView& cpu = {});
 /// `s` with &, <, >, " and ' as XML entities and every byte outside printable ASCII as a
 /// numeric character reference of that byte (text and attribute values of the picture).
