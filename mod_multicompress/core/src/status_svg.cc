@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -44,7 +45,7 @@ std::string fmt(const char* f, auto... args) {
 // A bar's width for `v` of `max`: at least 1 px for anything above zero.
 int width_of(double v, double max) {
     if (v <= 0 || max <= 0) return 0;
-    return std::clamp(static_cast<int>(v / max * kBarMax + 0.5), 1, kBarMax);
+    return std::clamp(static_cast<int>(std::lround(v / max * kBarMax)), 1, kBarMax);
 }
 
 double clamp01(double v) {
