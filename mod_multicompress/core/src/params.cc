@@ -50,8 +50,8 @@ namespace {
 int default_window(Coding c) {
     switch (c) {
         case Coding::kBrotli: return 22;  // BROTLI_DEFAULT_WINDOW
-        case Coding::kZstd:  // from the level; capped below
-        case Coding::kDcz:   // from the dictionary (tune)
+        case Coding::kZstd:               // from the level; capped below
+        case Coding::kDcz:                // from the dictionary (tune)
             return 0;
         case Coding::kGzip:
         case Coding::kDeflate: return 15;  // MAX_WBITS
