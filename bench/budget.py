@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""MultiCompressCPUBudget under overload, side by side in one run (issue 14).
+"""MultiCompressCPUBudget under overload, side by side in one run.
 
 One server (event MPM, 2 children), the 88 KB HTML page, clients that accept `br, gzip, zstd`,
 br at level 5. First the capacity: how many br-5 responses per second the server makes with 8
@@ -32,7 +32,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
 
-from mc_env import HttpdServer, McEnv, decode  # noqa: E402
+from mc_decode import decode  # noqa: E402
+from mc_env import McEnv  # noqa: E402
+from mc_server import HttpdServer  # noqa: E402
 
 PAGE = HERE.parent / "tests" / "integration" / "htdocs" / "static" / "page.html"
 AE = "br, gzip, zstd"

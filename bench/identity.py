@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""What loading the module costs a response it does not compress (issue 12: identity <= 1.02x
+"""What loading the module costs a response it does not compress (the target: identity <= 1.02x
 plain Apache), and what AddOutputFilterByType costs, measured side by side.
 
 Four Apaches from bench/servers.py, the same but for: `plain` (no module), `ours`
@@ -84,7 +84,7 @@ def main() -> int:
             s.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     load1 = open("/proc/loadavg").read().split()[:3]
-    md = ["# An uncompressed response with the module loaded (issue 12)", "",
+    md = ["# An uncompressed response with the module loaded", "",
           f"`bench/identity.py -n {args.n} --rounds {args.rounds}` on "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(t0))}, load average "
           f"{' '.join(load0)} at the start, {' '.join(load1)} at the end. Four Apaches "

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Where a compressed response's CPU goes (issue 12): `perf record -g` of mod_multicompress's
+"""Where a compressed response's CPU goes: `perf record -g` of mod_multicompress's
 children under `ab -k`, per file and coding, self time grouped by library.
 
 Starts bench/servers.py's Apache (event MPM, 4 children x 80 threads, the module from
@@ -165,7 +165,7 @@ def main() -> int:
 def write_md(args, results: list[dict], out: Path) -> None:
     cols = ["libbrotlienc", "libz", "libdeflate", "libzstd", "mod_multicompress",
             "libapr / libaprutil", "httpd (apache2 + mods)", "libc", "libstdc++", "kernel"]
-    md = ["# CPU per compressed response (issue 12): perf, self time by library", "",
+    md = ["# CPU per compressed response: perf, self time by library", "",
           f"`bench/profile.py` ({time.strftime('%Y-%m-%d', time.gmtime())}): bench/servers.py's "
           "Apache with the module (event MPM, 4 × 80 threads), `ab -k -n "
           f"{args.n} -c {args.c} -H 'Accept-Encoding: <coding>'` per file and coding on the "

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""mod_multicompress against nginx + ngx_brotli / gzip on one file and coding (issue 12), at
-several wrk connection counts, in alternating rounds: a quick A/B for what bench/run's full
+"""mod_multicompress against nginx + ngx_brotli / gzip on one file and coding, at several
+wrk connection counts, in alternating rounds: a quick A/B for what bench/run's full
 table shows.
 
 Starts bench/servers.py's Apache with the module (event MPM, 4 x 80 threads) and its nginx
