@@ -26,7 +26,11 @@ from pathlib import Path
 import brotli
 import pytest
 
-from mc_env import HttpdServer, decode, free_port, request, static_file, stop_process
+from mc_bodies import static_file
+from mc_client import request
+from mc_decode import decode
+from mc_process import free_port, stop_process
+from mc_server import HttpdServer
 from mc_stores import SUFFIX
 
 PROMETHEUS = "/usr/bin/prometheus"

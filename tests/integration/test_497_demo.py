@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
-from mc_env import (HttpdServer, LogCheck, StartError, children_of, free_port, request,
-                    wait_gone)
+from mc_client import request
+from mc_process import children_of, free_port, wait_gone
+from mc_server import HttpdServer, LogCheck, StartError
 from mc_tls import repo_root
 
 PNG = b"\x89PNG\r\n\x1a\n"
