@@ -17,6 +17,7 @@ QUICK_INTEGRATION=(test_100_encodings.py test_200_negotiation.py test_310_etag_h
 
 if [ "${1:-}" = "--quick" ]; then
     t0=$(date +%s)
+    /usr/bin/python3 "$src/scripts/check_layout.py"
     cmake --preset debug >/dev/null
     cmake --build --preset debug -j"$(nproc)"
     ctest --preset debug -L "unit|regression" -j"$(nproc)" --timeout 300 --no-tests=error
@@ -32,6 +33,9 @@ fi
 if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git -C "$src" ls-files -z '*.cc' '*.h' | xargs -0 clang-format-14 --dry-run --Werror
 fi
+# The layout rules of docs/style.md (file length, include cycles, one mod_filter mirror, no
+# citations of files outside the repository).
+/usr/bin/python3 "$src/scripts/check_layout.py"
 # clang-tidy with .clang-tidy on the core and the adapter.
 "$src/scripts/tidy.sh"
 (cd "$src/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from mc_env import HttpdServer, Response, request
+from mc_client import Response, request
+from mc_server import HttpdServer
 from mc_stores import SOURCE_LOG_CONF, get, log_lines_matching, pid_of_log_line, write_file
 
 DCZ_MAGIC = bytes.fromhex("5e2a4d1820000000")

@@ -37,7 +37,7 @@ import pytest
 import zstandard
 
 from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
-from mc_env import LogCheck
+from mc_server import LogCheck
 from mc_stores import write_file
 from mc_tls import TlsServer
 
