@@ -44,7 +44,10 @@ class Traffic(Requests):
             ("gzip-truncated", "gzip", gz[:-20], 400),
             ("gzip-trailing", "gzip", gz + b"GARBAGE", 400),
             ("gzip-not-gzip", "gzip", self.page[:3000], 400),
-            ("br-garbage", "br", b"\xff" * 64, 400),
+            # 0x03: a 256 KiB window, then bytes that are no valid meta-block
+            ("br-garbage", "br", b"\x03" + b"\xff" * 63, 400),
+            # 0xff: a 16 MiB window, over MultiCompressInflateWindow's 1 MiB default
+            ("br-window-16m", "br", b"\xff" * 64, 413),
             ("br-truncated", "br", br[:-5], 400),
             ("zstd-bad-magic", "zstd", b"\x29" + zs[1:], 400),
             ("zstd-truncated", "zstd", zs[:-7], 400),
