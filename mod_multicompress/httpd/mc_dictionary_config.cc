@@ -73,7 +73,7 @@ const char* set_use_as_dictionary(cmd_parms* cmd, void* mconfig, int argc,
         for (int i = 1; i < argc; ++i) {
             const std::string_view a = argv[i];
             if (a.starts_with("dest=")) {
-                const std::string_view d = a.substr(5);
+                const std::string_view d = directive::option_value(a, "dest=");
                 if (mc::Status st = mc::check_dictionary_dest(d); !st.is_ok())
                     return fail(cmd, st, argv[i]);
                 if (!dests.empty()) dests += ' ';
@@ -81,9 +81,10 @@ const char* set_use_as_dictionary(cmd_parms* cmd, void* mconfig, int argc,
             } else if (a.starts_with("id=") && automatic) {
                 return fail(cmd, "auto takes each dictionary's id from its file name", argv[i]);
             } else if (a.starts_with("id=") && id == nullptr) {
-                if (mc::Status st = mc::check_dictionary_id(a.substr(3)); !st.is_ok())
+                const std::string_view v = directive::option_value(a, "id=");
+                if (mc::Status st = mc::check_dictionary_id(v); !st.is_ok())
                     return fail(cmd, st, argv[i]);
-                id = argv[i] + 3;
+                id = apr_pstrmemdup(cmd->pool, v.data(), v.size());
             } else {
                 return fail(cmd, "expects dest=DESTINATION or one id=ID after the pattern",
                             argv[i]);

@@ -106,14 +106,15 @@ const char* set_site_dictionary(cmd_parms* cmd, void* /*mconfig*/, int argc,
             const std::string_view a = argv[i];
             mc::Status st = mc::Status::ok();
             if (a.starts_with("match=")) {
-                site.match = a.substr(6);
+                site.match = directive::option_value(a, "match=");
                 st = mc::check_dictionary_pattern(site.match);
             } else if (a.starts_with("dest=")) {
-                st = mc::check_dictionary_dest(a.substr(5));
+                const std::string_view d = directive::option_value(a, "dest=");
+                st = mc::check_dictionary_dest(d);
                 if (!dests.empty()) dests += ' ';
-                dests += a.substr(5);
+                dests += d;
             } else if (a.starts_with("id=") && id.empty()) {
-                id = a.substr(3);
+                id = directive::option_value(a, "id=");
                 st = mc::check_dictionary_id(id);
             } else {
                 return fail(cmd, "expects match=PATTERN, dest=DESTINATION or one id=ID", argv[i]);

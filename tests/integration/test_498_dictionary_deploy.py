@@ -277,3 +277,25 @@ def test_mc_498_08_bad_site_dictionary_stops_startup(env, tmp_path, case):
     out = p.stdout + p.stderr
     assert p.returncode != 0 and "MultiCompressDictionary" in out, out
     assert str(f) in out or case == "no-match", out
+
+
+def test_mc_498_09_quoted_values_as_in_the_header(env, tmp_path, make_server):
+    """`match="/*"` as an administrator copies it from the header: httpd keeps the quotes
+    inside the word; the module takes the value between them."""
+    f = tmp_path / "site.dict"
+    f.write_bytes(SITE_DICT)
+    s = make_server(
+        "dict-quoted", site_template=None,
+        extra_conf=f'MultiCompressDictionary /q.dict "{f}" match="/static/*" dest="document" '
+                   'id="q-1"\n<Directory "@HTDOCS@/static">\n    Require all granted\n'
+                   '    MultiCompressUseAsDictionary "/static/*" dest="document" id="page-1"\n'
+                   '    Header set Cache-Control public\n</Directory>\n',
+        extra_modules=["socache_shmcb"]).start()
+    d = request(s.port, "/q.dict", "identity")
+    assert d.status == 200 and d.body == SITE_DICT
+    assert d.header("Use-As-Dictionary") == 'match="/static/*", match-dest=("document"), id="q-1"'
+    page = request(s.port, "/static/page.html", "identity")
+    assert page.status == 200
+    assert page.header("Link") == '</q.dict>; rel="compression-dictionary"', page
+    assert page.header("Use-As-Dictionary") == \
+        'match="/static/*", match-dest=("document"), id="page-1"', page
