@@ -32,7 +32,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
 
-from mc_env import HttpdServer, McEnv, decode  # noqa: E402
+from mc_decode import decode  # noqa: E402
+from mc_env import McEnv  # noqa: E402
+from mc_server import HttpdServer  # noqa: E402
 
 PAGE = HERE.parent / "tests" / "integration" / "htdocs" / "static" / "page.html"
 AE = "br, gzip, zstd"

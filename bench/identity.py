@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""What loading the module costs a response it does not compress (target: identity <= 1.02x
+"""What loading the module costs a response it does not compress (the target: identity <= 1.02x
 plain Apache), and what AddOutputFilterByType costs, measured side by side.
 
 Four Apaches from bench/servers.py, the same but for: `plain` (no module), `ours`

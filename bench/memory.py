@@ -2,7 +2,7 @@
 """Memory side by side with the stock pair: three soaks, one after the other.
 
   1. stock   -- tests/soak/soak.py --stock: Debian's mod_deflate + mod_brotli, the soak's traffic
-                minus request bodies and the mod_mctest_dropin shapes (soak.STOCK_KINDS);
+                minus request bodies and the mod_mctest_dropin shapes (soak_server.STOCK_KINDS);
   2. same    -- mod_multicompress under exactly those kinds (--only <STOCK_KINDS>);
   3. full    -- mod_multicompress under the soak's full traffic (bodies, bombs, shapes too).
 
@@ -39,17 +39,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from mc_env import children_of  # noqa: E402
+from mc_process import children_of  # noqa: E402
 
 SOAK = ROOT / "tests" / "soak" / "soak.py"
+SOAK_SERVER = ROOT / "tests" / "soak" / "soak_server.py"  # where STOCK_KINDS is
 PY = "/usr/bin/python3"
 
 
 def stock_kinds() -> list[str]:
-    """soak.STOCK_KINDS, read from the source (importing soak.py would pull in the harness)."""
-    m = re.search(r"^STOCK_KINDS = (\(.*?\))$", SOAK.read_text(), re.M)
+    """soak_server.STOCK_KINDS, read from the source (importing it would pull in the
+    harness)."""
+    m = re.search(r"^STOCK_KINDS = (\(.*?\))$", SOAK_SERVER.read_text(), re.M)
     if not m:
-        raise SystemExit(f"no STOCK_KINDS in {SOAK}")
+        raise SystemExit(f"no STOCK_KINDS in {SOAK_SERVER}")
     return list(ast.literal_eval(m.group(1)))
 
 

@@ -98,6 +98,10 @@ if ! out=$("$src/conf/demo/prepare.sh" --dir "$demo" --module "$module" --precom
     echo "$out" >&2
     fail "making the demo in $demo failed (above): fix it, then run scripts/demo.sh again"
 fi
+# What the curl lines below name, as prepare.sh made it.
+release1_sha="" release2_path="" site_dict_sha=""
+# shellcheck source=/dev/null
+. "$demo/values.sh"
 apache=${MC_DEMO_APACHE:-$(apxs -q SBINDIR)/$(apxs -q TARGET)}
 if ! out=$("$apache" -d "$demo" -f "$demo/httpd.conf" -t 2>&1); then
     echo "$out" >&2
@@ -144,6 +148,11 @@ What curl shows (-D - prints the headers):
       Content-Encoding: gzip: the coding follows the request's Accept-Encoding
   curl -s -o /dev/null -D - -H 'Accept-Encoding: br' $http/style.css
       X-MC-Source: sidecar: style.css.br, made by multicompress-precompress at start
+  curl -s -o /dev/null -D - -H 'Accept-Encoding: dcz, zstd' -H 'Available-Dictionary: :$release1_sha:' $http$release2_path
+      Content-Encoding: dcz; X-MC-Source: sidecar: the bundle's release 2 for a client that holds
+      release 1, the delta multicompress-precompress wrote at start (a few hundred bytes)
+  curl -s -o /dev/null -D - -H 'Accept-Encoding: dcz, zstd' -H 'Available-Dictionary: :$site_dict_sha:' $http/site-dictionary/docs/
+      Content-Encoding: dcz: a page against the site dictionary trained at start (Link names it)
   curl -sk --http2 --compressed -o /dev/null -D - $https/br-only/
       HTTP/2 and Content-Encoding: br: that directory offers br only
   curl -sN -H 'Accept-Encoding: gzip' $http/cgi-bin/stream | gunzip

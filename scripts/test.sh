@@ -2,15 +2,42 @@
 # The test command: installs every dependency (Debian packages), builds with -Werror, runs all
 # tests (unit, fuzz corpus replay, integration against a real httpd, the short soak, all of it
 # again under ASan+UBSan, the benchmark's smoke run).
+#
+#   scripts/test.sh           everything (what CI runs, about 20 minutes on 2 cores)
+#   scripts/test.sh --quick   after a build: the layout rules, unit tests, the fuzz corpus replay
+#                             and an integration smoke run (under 3 minutes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
+
+# The integration files of the quick tier: every coding, negotiation, headers and 304s, sidecars
+# and the cache, what compress-once and dictionaries refuse.
+QUICK_INTEGRATION=(test_100_encodings.py test_200_negotiation.py test_310_etag_head.py
+                   test_520_shared_bytes.py test_525_sidecar_direct.py test_610_static.py)
+
+if [ "${1:-}" = "--quick" ]; then
+    t0=$(date +%s)
+    /usr/bin/python3 "$src/scripts/check_layout.py"
+    cmake --preset debug >/dev/null
+    cmake --build --preset debug -j"$(nproc)"
+    ctest --preset debug -L "unit|regression" -j"$(nproc)" --timeout 300 --no-tests=error
+    (cd "$src/tests/integration" &&
+        MC_CONFIG_INI="$src/build/debug/tests/integration/config.ini" PYTHONDONTWRITEBYTECODE=1 \
+        /usr/bin/python3 -m pytest -q -p no:cacheprovider "${QUICK_INTEGRATION[@]}")
+    echo "quick tier: $(($(date +%s) - t0)) s"
+    exit 0
+fi
 
 "$src/scripts/deps.sh" test
 # House style: every C++ file as clang-format-14 (Debian 12's) formats it with .clang-format.
 if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git -C "$src" ls-files -z '*.cc' '*.h' | xargs -0 clang-format-14 --dry-run --Werror
 fi
+# The layout rules of docs/style.md (file length, include cycles, one mod_filter mirror, no
+# citations of files outside the repository).
+/usr/bin/python3 "$src/scripts/check_layout.py"
+# clang-tidy with .clang-tidy on the core and the adapter.
+"$src/scripts/tidy.sh"
 (cd "$src/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Renders the demo into a directory: the site (conf/demo/htdocs), the releases of its hashed
-# bundle, the sidecars multicompress-precompress makes, a certificate for localhost and
-# 127.0.0.1, and httpd.conf, whose panel blocks are copied into the pages that explain them.
+# bundle, the sidecars and delta sidecars multicompress-precompress makes, the documentation
+# pages (docsite.awk) and the site dictionary the tool trains on them, a certificate for
+# localhost and 127.0.0.1, and httpd.conf, whose panel blocks are copied into the pages that
+# explain them.
 # scripts/demo.sh and tests/integration/test_497_demo.py both make the demo with it.
 #
 #   conf/demo/prepare.sh --dir DIR --module MOD.so --precompress BIN \
@@ -59,6 +61,7 @@ cp "$src/docs/design.md" "$site/sidecars/samples/design.txt"
 # the manifest the pages get as @RELEASES@.
 mkdir -p "$site/assets"
 releases=""
+rel_path=() rel_sha=()
 for r in 1 2 3 4 5; do
     tmp="$site/assets/.release-$r"
     awk -v r="$r" '
@@ -69,9 +72,42 @@ for r in 1 2 3 4 5; do
     sha=$(openssl dgst -sha256 -binary "$tmp" | base64)
     size=$(stat -c %s "$tmp")
     mv "$tmp" "$site/assets/app.$hex.js"
+    # a second apart, in release order (the tool's deltas go to the most recent other versions)
+    touch -d "@$(($(date +%s) - 60 + r))" "$site/assets/app.$hex.js"
+    rel_path[r]="/assets/app.$hex.js" rel_sha[r]=$sha
     releases+="${releases:+, }{\"release\": $r, \"path\": \"/assets/app.$hex.js\", \"bytes\": $size, \"sha256\": \"$sha\"}"
 done
 releases="[$releases]"
+
+# The site dictionary: the project's README and two of its documents as a small site under
+# site-dictionary/docs/ (docsite.awk: one page per section, in one template), and a 16 KiB
+# dictionary trained on those pages by the tool, served at a URL named after its hash (a new
+# dictionary, a new URL: browsers keep the old one for a year). What the tool printed and the
+# dictionary's name, size and hash are on the site dictionary's pages.
+docs="$site/site-dictionary/docs"
+mkdir -p "$docs"
+awk -v out="$docs" -f "$here/docsite.awk" "$src/README.md" "$src/docs/contract.md" \
+    "$src/docs/design.md" || die "could not make the documentation pages"
+dict="$dir/site-dictionary.dict"
+train=(--train-dictionary site-dictionary.dict --dictionary-size 16k htdocs/site-dictionary/docs)
+printed="$dir/logs/train.txt"
+(cd "$dir" && "$precompress" --no-progress "${train[@]}") >"$printed" 2>&1 ||
+    die "multicompress-precompress could not train the site dictionary: $(tail -3 "$printed")"
+dict_hex=$(sha256sum "$dict" | cut -c1-64)
+dict_sha=$(openssl dgst -sha256 -binary "$dict" | base64)
+dict_url="/dict/site.${dict_hex:0:12}.txt"
+{
+    echo "\$ multicompress-precompress ${train[*]}"
+    cat "$printed"
+} >"$site/site-dictionary/train.txt"
+cat >"$site/site-dictionary/dictionary.json" <<JSON
+{"url": "$dict_url", "bytes": $(stat -c %s "$dict"), "sha256": "$dict_sha", "hex": "$dict_hex",
+ "pages": $(find "$docs" -name '*.html' | wc -l)}
+JSON
+# What scripts/demo.sh's curl lines name.
+cat >"$dir/values.sh" <<VALUES
+release1_sha='${rel_sha[1]}' release2_path='${rel_path[2]}' site_dict_sha='$dict_sha'
+VALUES
 
 # A certificate for both names the demo answers to (the cross-site page needs two sites),
 # made again when missing, about to expire, or made for other names.
@@ -99,6 +135,7 @@ fi
 sed -e "s|@DEMO@|$dir|g" -e "s|@SOURCE@|$src|g" -e "s|@MODULES@|$modules|g" \
     -e "s|@MODULE@|$module|g" -e "s|@HTTP_PORT@|$http_port|g" \
     -e "s|@HTTPS_PORT@|$https_port|g" -e "s|@USER@|$user_lines|" -e "s|@CGID_SOCK@|$cgid_sock|g" \
+    -e "s|@SITE_DICT@|$dict|g" -e "s|@SITE_DICT_URL@|$dict_url|g" \
     "$here/httpd.conf.in" >"$dir/httpd.conf"
 
 # Each "# ---- panel: NAME" block of httpd.conf, HTML-escaped, replaces the line
@@ -113,7 +150,7 @@ awk -v out="$blocks" '
         gsub(/&/, "\\&amp;"); gsub(/</, "\\&lt;"); gsub(/>/, "\\&gt;")
         print >> (out "/" name)
     }' "$dir/httpd.conf"
-find "$site" -path "$site/assets" -prune -o \( -name '*.html' -o -name '*.js' \) -print |
+find "$site" \( -path "$site/assets" -o -path "$docs" \) -prune -o \( -name '*.html' -o -name '*.js' \) -print |
 while read -r page; do
     awk -v blocks="$blocks" -v http="$http_port" -v https="$https_port" -v rel="$releases" -v demo="$dir" '
         match($0, /@CONFIG:[a-z-]+@/) {
@@ -131,13 +168,12 @@ while read -r page; do
 done
 
 # Sidecars: the shared stylesheet, script and logo, the sample pages and the bundle releases, at
-# the tool's default levels (zstd 19, br 11, gzip 9). What the tool printed is on the sidecars
-# page. (The HTML pages and cache/README.txt get none: they show the cache.)
+# the tool's default levels (zstd 19, br 11, gzip 9, dcz 19). What the tool printed is on the
+# sidecars page. (The HTML pages and cache/README.txt get none: they show the cache.) Every
+# release of the bundle also gets a delta sidecar FILE.dcz-<16 hex> against each other release,
+# so that whichever one a browser holds, the next comes from a file.
 side=("$site/style.css" "$site/app.js" "$site/logo.svg" "$site/sidecars/samples" "$site/assets")
-# EXTENSION POINT (deploy-time delta sidecars): DELTA_SIDECARS holds the options that make
-# FILE.dcz-<16 hex> against the previous release once the tool can write them.
-DELTA_SIDECARS=()
-args=(--verbose "${DELTA_SIDECARS[@]}" "${side[@]#"$site/"}")
+args=(--verbose --deltas 4 "${side[@]#"$site/"}")
 printed="$dir/logs/precompress.txt"
 (cd "$site" && "$precompress" --no-progress "${args[@]}") >"$printed" 2>&1 ||
     die "multicompress-precompress failed: $(tail -3 "$printed")"

@@ -36,8 +36,13 @@ struct SegmentHeader {
     std::uint32_t words;
     std::uint32_t block_words;  ///< words per block, owner word and padding included
 };
-// A block: word 0 is the owning pid, words 8.. are lanes x metrics::kWords counters.
+// A block: word 0 is the owning pid, word 1 the child's dictionary memory and word 2 the bytes
+// its tier of verified cache entries holds (gauges the child sets), words 8.. are
+// lanes x metrics::kWords counters.
 constexpr std::size_t kBlockHeadWords = 8;  // one cache line
+constexpr std::size_t kDictionaryMemoryWord = 1;
+constexpr std::size_t kCacheLocalWord = 2;
+static_assert(kCacheLocalWord < kBlockHeadWords, "the gauges live in the block's head");
 
 struct Segment {
     SegmentHeader* header = nullptr;
@@ -133,6 +138,9 @@ void counters_child_init(apr_pool_t* /*pchild*/, server_rec* /*s*/) noexcept {
         if (seen != 0 && !process_gone(pid)) continue;
         if (owner.compare_exchange_strong(seen, static_cast<std::uint64_t>(me))) {
             g_block = block_at(g_segment, i);
+            // The gauges were the exited child's: this one holds nothing yet.
+            std::atomic_ref<std::uint64_t>(g_block[kDictionaryMemoryWord]).store(0);
+            std::atomic_ref<std::uint64_t>(g_block[kCacheLocalWord]).store(0);
             return;
         }
     }
@@ -145,6 +153,43 @@ void count(std::size_t word, std::uint64_t n) noexcept {
         g_next_lane.fetch_add(1, std::memory_order_relaxed) % g_segment.header->lanes;
     std::uint64_t* w = g_block + kBlockHeadWords + std::size_t{lane} * metrics::kWords + word;
     std::atomic_ref<std::uint64_t>(*w).fetch_add(n, std::memory_order_relaxed);
+}
+
+namespace {
+
+void set_gauge(std::size_t word, std::uint64_t value) noexcept {
+    if (g_block == nullptr) return;
+    std::atomic_ref<std::uint64_t>(g_block[word]).store(value, std::memory_order_relaxed);
+}
+
+// A gauge word of the head summed over the blocks of running children.
+std::uint64_t gauge_sum(std::size_t word) noexcept {
+    std::uint64_t sum = 0;
+    if (g_segment.header == nullptr) return sum;
+    for (std::uint32_t b = 0; b < g_segment.header->blocks; ++b) {
+        const std::uint64_t* block = block_at(g_segment, b);
+        const auto owner = static_cast<std::int64_t>(load(block[0]));
+        if (owner != 0 && !process_gone(owner)) sum += load(block[word]);
+    }
+    return sum;
+}
+
+}  // namespace
+
+void set_dictionary_memory(std::uint64_t bytes) noexcept {
+    set_gauge(kDictionaryMemoryWord, bytes);
+}
+
+std::uint64_t dictionary_memory() noexcept {
+    return gauge_sum(kDictionaryMemoryWord);
+}
+
+void set_cache_local_bytes(std::uint64_t bytes) noexcept {
+    set_gauge(kCacheLocalWord, bytes);
+}
+
+std::uint64_t cache_local_bytes() noexcept {
+    return gauge_sum(kCacheLocalWord);
 }
 
 std::uint64_t counters_cpu_ns() noexcept {
@@ -215,6 +260,7 @@ int count_response(request_rec* r) noexcept {
         count(metrics::bytes_out_word(f->coding), f->bytes_out);
         if (f->source == metrics::Source::kLive) {
             count(metrics::live_bytes_in_word(f->coding), f->bytes_in);
+            count(metrics::live_bytes_out_word(f->coding), f->bytes_out);
             count(metrics::cpu_ns_word(f->coding), f->cpu_ns);
         }
     }
@@ -226,29 +272,6 @@ std::uint64_t thread_cpu_ns() noexcept {
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
            static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-// Word 2 of a child's block (in its head, before the lanes): the bytes its tier of verified cache
-// entries holds, a gauge the child sets (mc_hit_tier: to 0 at child_init and at exit).
-namespace {
-constexpr std::size_t kCacheLocalWord = 2;
-}
-
-void set_cache_local_bytes(std::uint64_t bytes) noexcept {
-    if (g_block == nullptr) return;
-    std::atomic_ref<std::uint64_t>(g_block[kCacheLocalWord])
-        .store(bytes, std::memory_order_relaxed);
-}
-
-std::uint64_t cache_local_bytes() noexcept {
-    std::uint64_t sum = 0;
-    if (g_segment.header == nullptr) return sum;
-    for (std::uint32_t b = 0; b < g_segment.header->blocks; ++b) {
-        const std::uint64_t* block = block_at(g_segment, b);
-        const auto owner = static_cast<std::int64_t>(load(block[0]));
-        if (owner != 0 && !process_gone(owner)) sum += load(block[kCacheLocalWord]);
-    }
-    return sum;
 }
 
 }  // namespace mc::httpd

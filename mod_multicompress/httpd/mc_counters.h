@@ -36,6 +36,11 @@ bool has_response_facts(const request_rec* r);
 /// log_transaction hook: counts the final request's facts.
 int count_response(request_rec* r) noexcept;
 
+/// The memory this child holds in dictionaries and their prepared zstd tables (a gauge it sets).
+void set_dictionary_memory(std::uint64_t bytes) noexcept;
+/// That memory summed over the server's running children.
+std::uint64_t dictionary_memory() noexcept;
+
 /// Live compression's CPU time so far, summed over the server (the CPU budget's input: only
 /// these words are read).
 std::uint64_t counters_cpu_ns() noexcept;

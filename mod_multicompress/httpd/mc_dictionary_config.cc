@@ -12,10 +12,12 @@
 
 #include "mc/config.h"
 #include "mc/dictionary.h"
+#include "mc/hashed_name.h"
 #include "mc/headers.h"
 #include "mc_config.h"
 #include "mc_directive_args.h"
 #include "mc_directives.h"
+#include "mc_site_dictionary.h"
 #include "mc_socache.h"
 
 namespace mc::httpd {
@@ -61,32 +63,39 @@ const char* set_use_as_dictionary(cmd_parms* cmd, void* mconfig, int argc,
             cfg.dictionary_match = nullptr;
             return nullptr;
         }
-        if (mc::Status st = mc::check_dictionary_pattern(argv[0]); !st.is_ok())
-            return fail(cmd, st, argv[0]);
+        const bool automatic = mc::iequals(argv[0], "auto");
+        if (!automatic) {
+            if (mc::Status st = mc::check_dictionary_pattern(argv[0]); !st.is_ok())
+                return fail(cmd, st, argv[0]);
+        }
         std::string dests;
         const char* id = nullptr;
         for (int i = 1; i < argc; ++i) {
             const std::string_view a = argv[i];
             if (a.starts_with("dest=")) {
-                const std::string_view d = a.substr(5);
+                const std::string_view d = directive::option_value(a, "dest=");
                 if (mc::Status st = mc::check_dictionary_dest(d); !st.is_ok())
                     return fail(cmd, st, argv[i]);
                 if (!dests.empty()) dests += ' ';
                 dests += d;
+            } else if (a.starts_with("id=") && automatic) {
+                return fail(cmd, "auto takes each dictionary's id from its file name", argv[i]);
             } else if (a.starts_with("id=") && id == nullptr) {
-                if (mc::Status st = mc::check_dictionary_id(a.substr(3)); !st.is_ok())
+                const std::string_view v = directive::option_value(a, "id=");
+                if (mc::Status st = mc::check_dictionary_id(v); !st.is_ok())
                     return fail(cmd, st, argv[i]);
-                id = argv[i] + 3;
+                id = apr_pstrmemdup(cmd->pool, v.data(), v.size());
             } else {
                 return fail(cmd, "expects dest=DESTINATION or one id=ID after the pattern",
                             argv[i]);
             }
         }
         cfg.use_as_dictionary = mc::Toggle::kOn;
-        cfg.dictionary_match = apr_pstrdup(cmd->pool, argv[0]);
+        cfg.dictionary_match =
+            automatic ? mc::kAutoDictionaryMatch.data() : apr_pstrdup(cmd->pool, argv[0]);
         cfg.dictionary_dests = apr_pstrdup(cmd->pool, dests.c_str());
         cfg.dictionary_id = id != nullptr ? apr_pstrdup(cmd->pool, id) : nullptr;
-        note_pattern(cmd, argv[0]);
+        if (!automatic) note_pattern(cmd, argv[0]);
         note_cache_wanted(cmd);  // dictionaries live in the store
         return nullptr;
     });
@@ -103,6 +112,9 @@ bool dictionary_may_apply(const request_rec* r) {
     const char* path = r->parsed_uri.path != nullptr ? r->parsed_uri.path : r->uri;
     if (path == nullptr) return false;
     const mc::Config& cfg = dir_config(r);
+    // auto: a hashed bundle's family members are each other's dictionaries.
+    if (cfg.dictionary_auto() && mc::parse_hashed_name(path)) return true;
+    if (site_dictionary_covers(r, path)) return true;
     if (cfg.offers_dictionary() && mc::pattern_matches(cfg.dictionary_match, path)) return true;
     return std::any_of(g_patterns.begin(), g_patterns.end(),
                        [&](const std::string& p) { return mc::pattern_matches(p, path); });

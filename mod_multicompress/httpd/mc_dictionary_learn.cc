@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "mc/dictionary.h"
+#include "mc/hashed_name.h"
 #include "mc/headers.h"
 #include "mc_brigade.h"
 #include "mc_config.h"
@@ -56,6 +57,7 @@ void learn(request_rec* r, const mc::DictionaryHash& hash, std::string&& bytes) 
         child_dictionaries().remember_file(file, hash);
     }
     child_dictionaries().put(d, origin);
+    note_dictionary_memory();
     if (!child_dictionaries().claim_store(hash, origin, apr_time_now())) return;
     store_dictionary(r->server, *d, origin, r->pool);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
@@ -127,10 +129,21 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
         (!ours || r->finfo.filetype != APR_REG || static_cast<std::size_t>(r->finfo.size) > max)) {
         return nullptr;
     }
+    mc::DictionaryOffer offer{cfg.dictionary_match,
+                              cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
+                              cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};
+    std::string auto_match;
+    if (cfg.dictionary_auto()) {
+        // The family of a content-hashed name (as the URL is sent): app.3f9a1c2b.js offers
+        // itself to /dir/app.*.js, its id the hash. A name without a hash is not offered.
+        const char* path = r->parsed_uri.path != nullptr ? r->parsed_uri.path : r->uri;
+        const auto name = mc::parse_hashed_name(path != nullptr ? path : "");
+        if (!name) return nullptr;
+        auto_match = name->match_pattern();
+        offer.match = auto_match;
+        offer.id = name->id();
+    }
     if (!for_everyone(f)) return nullptr;
-    const mc::DictionaryOffer offer{cfg.dictionary_match,
-                                    cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
-                                    cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};
     apr_table_setn(r->headers_out, "Use-As-Dictionary",
                    apr_pstrdup(r->pool, mc::format_use_as_dictionary(offer).c_str()));
     if (r->status != HTTP_OK || r->header_only) return nullptr;

@@ -11,6 +11,7 @@
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_shared.h"
+#include "mc_site_dictionary.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -33,7 +34,7 @@ bool cross_origin_excluded(const request_rec* r) {
     return !mc::iequals(s, "same-origin") && !mc::iequals(s, "none");
 }
 
-SharedDictionary find_dictionary(request_rec* r) {
+SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     if (r->main != nullptr) return nullptr;
     const mc::Config& cfg = dir_config(r);
     if (!enabled(cfg, mc::Coding::kDcz)) return nullptr;
@@ -50,6 +51,9 @@ SharedDictionary find_dictionary(request_rec* r) {
         return nullptr;
     }
     if (cross_origin_excluded(r)) return nullptr;
+    st->named = *hash;
+    // A site dictionary of this virtual host is always held.
+    if (SharedDictionary site = site_dictionary(r, *hash)) return site;
     const std::string origin = dictionary_origin(r);
     mc::DictionaryCache& cache = child_dictionaries();
     SharedDictionary d = cache.find(*hash, origin);
@@ -58,6 +62,7 @@ SharedDictionary find_dictionary(request_rec* r) {
         d = fetch_dictionary(r, *hash, origin, cache.find(*hash));
         if (d) {
             cache.put(d, origin);
+            note_dictionary_memory();
         } else {
             cache.note_miss(*hash, origin, r->request_time);
         }
@@ -77,12 +82,14 @@ std::string dictionary_origin(const request_rec* r) {
 }
 
 void look_up_dictionary(request_rec* r, RequestState* st) {
-    st->dictionary = find_dictionary(r);
+    st->dictionary = find_dictionary(r, st);
 }
 
 std::shared_ptr<const mc::PreparedDictionary> prepared_dictionary(const SharedDictionary& dict,
                                                                   int level) {
-    return child_dictionaries().prepared(dict, level);
+    auto prepared = child_dictionaries().prepared(dict, level);
+    note_dictionary_memory();
+    return prepared;
 }
 
 }  // namespace mc::httpd

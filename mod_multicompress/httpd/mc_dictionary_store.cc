@@ -20,6 +20,10 @@ mc::DictionaryCache& child_dictionaries() {
     return cache;
 }
 
+void note_dictionary_memory() {
+    set_dictionary_memory(child_dictionaries().footprint());
+}
+
 // ---- The store ------------------------------------------------------------------------------
 
 namespace {

@@ -18,6 +18,8 @@ using SharedDictionary = std::shared_ptr<const mc::DictionaryBytes>;
 
 /// This child's dictionaries.
 mc::DictionaryCache& child_dictionaries();
+/// Sets the child's dictionary-memory gauge (mc_counters) to what child_dictionaries() holds.
+void note_dictionary_memory();
 
 /// Stores `d` for `origin` (chunks, then the head), each entry for 30 days.
 void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::string& origin,

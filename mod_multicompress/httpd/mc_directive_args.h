@@ -57,6 +57,14 @@ const char* whole_into(cmd_parms* cmd, const char* arg, std::int64_t lo, std::in
 using EncodingSetter = mc::Status (*)(mc::Config&, std::string_view, std::string_view);
 const char* per_encoding(cmd_parms* cmd, void* mconfig, const char* enc, const char* value,
                          EncodingSetter set, mc::Range (*range_of)(mc::Coding), const char* what);
+/// The value of a `NAME=VALUE` argument (`prefix` is "NAME="), without one pair of double quotes
+/// around it: httpd keeps the quotes of `match="/*"` inside the word, and an administrator
+/// writes them as in the header the value ends up in.
+inline std::string_view option_value(std::string_view arg, std::string_view prefix) {
+    std::string_view v = arg.substr(prefix.size());
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+}
 /// One of `words` (case-insensitive): its index in `out`.
 const char* keyword(cmd_parms* cmd, const char* arg, std::initializer_list<const char*> words,
                     int& out);

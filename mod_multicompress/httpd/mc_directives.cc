@@ -18,6 +18,8 @@ const command_rec kCommands[] = {
      "PATTERN [dest=DEST]... [id=ID], or Off: offer responses here as dictionaries (RFC 9842)"},
     {"MultiCompressDictionaryMaxSize", fn(set_dictionary_max_size), nullptr, kEverywhere, TAKE1,
      "Largest response offered as a dictionary (default 4M)"},
+    {"MultiCompressDictionary", fn(set_site_dictionary), nullptr, RSRC_CONF, TAKE_ARGV,
+     "URL-PATH FILE match=PATTERN [dest=DEST]... [id=ID]: serve FILE as a site dictionary"},
     {"MultiCompressWindow", fn(set_window), nullptr, kEverywhere, TAKE2,
      "Encoding and log2 window: gzip 9-15, br 10-24, zstd 10-23"},
     {"MultiCompressMinLength", fn(set_min_length), nullptr, kEverywhere, TAKE1,

@@ -63,4 +63,8 @@ const char* set_use_as_dictionary(cmd_parms* cmd, void* mconfig, int argc,
                                   char* const argv[]) noexcept;
 const char* set_dictionary_max_size(cmd_parms* cmd, void* mconfig, const char* arg) noexcept;
 
+// ---- mc_site_dictionary.cc: site dictionaries (server and virtual host)
+const char* set_site_dictionary(cmd_parms* cmd, void* mconfig, int argc,
+                                char* const argv[]) noexcept;
+
 }  // namespace mc::httpd

@@ -57,17 +57,20 @@ double server_cpu_seconds() {
 
 namespace {
 
-// The bytes the children's tiers of verified cache entries hold: a `?auto` line, or a line inside
-// the section's last </div>.
-void add_cache_local(std::string& text, bool short_form) {
-    const std::uint64_t bytes = cache_local_bytes();
+// The children's gauges (dictionary memory, their tiers of verified cache entries): `?auto`
+// lines, or lines inside the section's last </div>.
+void add_gauges(std::string& text, bool short_form) {
+    const std::uint64_t dictionaries = dictionary_memory();
+    const std::uint64_t tier = cache_local_bytes();
     if (short_form) {
-        text += metrics::render_cache_local_auto(bytes);
+        text += metrics::render_dictionary_memory_auto(dictionaries);
+        text += metrics::render_cache_local_auto(tier);
         return;
     }
     const std::size_t end = text.rfind("</div>");
     text.insert(end == std::string::npos ? text.size() : end,
-                metrics::render_cache_local_html(bytes));
+                metrics::render_dictionary_memory_html(dictionaries) +
+                    metrics::render_cache_local_html(tier));
 }
 
 }  // namespace
@@ -86,8 +89,7 @@ int status_section(request_rec* r, int flags) noexcept {
                                        server_cpu_seconds()};
             text = metrics::render_status_html(t, cpu);
         }
-
-        add_cache_local(text, (flags & AP_STATUS_SHORT) != 0);
+        add_gauges(text, (flags & AP_STATUS_SHORT) != 0);
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00202) "status section failed");
@@ -107,10 +109,10 @@ int metrics_handler(request_rec* r) noexcept {
         if (r->header_only) return OK;
         const std::string text =
             metrics::render_prometheus(counters_total()) +
-            metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step()));
+            metrics::render_budget_gauges(budget_share(), static_cast<int>(budget_current_step())) +
+            metrics::render_dictionary_gauge(dictionary_memory()) +
+            metrics::render_cache_local_gauge(cache_local_bytes());
         ap_rwrite(text.data(), static_cast<int>(text.size()), r);
-        const std::string tier = metrics::render_cache_local_gauge(cache_local_bytes());
-        ap_rwrite(tier.data(), static_cast<int>(tier.size()), r);
         return OK;
     } catch (...) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, MC_LOGNO(00203) "metrics handler failed");

@@ -18,6 +18,7 @@
 #include "mc_log.h"
 #include "mc_lookahead.h"
 #include "mc_response.h"
+#include "mc_sidecar.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -123,6 +124,11 @@ void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possi
     view.content_type = "";
     view.response_cache_control = "";
     view.env_gzip_only_text_html = false;
+    // A deploy-time delta answers with dcz whether or not the dictionary is held.
+    if (!view.dictionary_available && st->named && cfg.static_on() &&
+        has_delta_sidecar(r, *st->named)) {
+        view.dictionary_available = true;
+    }
     const mc::Coding likely = mc::decide(view, cfg, possible).coding;
     const std::string rewritten = mc::rewrite_if_none_match(
         inm, mc::CodingSet{mc::Coding::kIdentity, likely}, dcz_etag_tag(r, likely));

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "mc/coding.h"
 #include "mc/dictionary.h"
@@ -39,6 +40,10 @@ struct RequestState {
     /// looked up once before any decision (mc_dictionary_lookup.cc); null when none. Everything
     /// after reads it here and does no I/O for it.
     std::shared_ptr<const mc::DictionaryBytes> dictionary;
+    /// The dictionary the request names when dcz may answer it (enabled here, accepted by name,
+    /// a well-formed Available-Dictionary, not a cross-origin no-cors request), held or not: a
+    /// delta sidecar made against it needs no bytes of it (mc_sidecar.cc).
+    std::optional<mc::DictionaryHash> named;
     /// The decision for this response, once made from its final headers: by the filter's first
     /// call, or for a 304 by whichever of the filter and the 304 filter gets there first. Every
     /// later step reads it; nothing decides again once `decided` is set.

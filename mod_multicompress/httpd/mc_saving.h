@@ -17,7 +17,6 @@
 
 namespace mc::httpd {
 
-
 /// The filter's first call, after mc::decide: turns a decision to compress into identity (why
 /// kIncompressible) when this body is remembered, or probed from what `bb` holds of its start, to
 /// save less than MultiCompressMinSaving. Reads at most the first 16 KiB of `bb`, without

@@ -11,12 +11,15 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "mc/dcz_delta.h"
+#include "mc/dictionary.h"
 #include "mc/params.h"
 #include "mc/zstd_frame.h"
 #include "mc_brigade.h"
@@ -79,28 +82,31 @@ OncePerFile& warned_files() {
     return once;
 }
 
-// Whether every zstd frame of a version of a sidecar was found within the window: a version is
-// read once per child, not on every request.
+// Whether every zstd frame of a version of a sidecar (after its first `skip` bytes) was found
+// within a window: a version is read once per child, not on every request.
 PerFileVersion<bool>& checked_frames() {
     static PerFileVersion<bool> verdicts;
     return verdicts;
 }
 
-// RFC 9659: never send a zstd frame that needs more than an 8 MiB window: every frame of the
-// file, not only the first (`zstd --long` and concatenated files). The file is mapped and only
-// its frame and block headers are read.
-bool zstd_frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path) {
-    if (const auto known = checked_frames().find(path, fi)) return *known;
+// RFC 9659: never send a zstd frame that needs more than the client's window (8 MiB for zstd;
+// dcz: its dictionary's bound): every frame of the file, not only the first (`zstd --long` and
+// concatenated files). The file is mapped and only its frame and block headers are read.
+bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path,
+               apr_off_t skip, std::uint64_t max_window) {
+    const char* key = apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_UINT64_T_FMT, path, skip,
+                                   static_cast<apr_uint64_t>(max_window));
+    if (const auto known = checked_frames().find(key, fi)) return *known;
     apr_mmap_t* mm = nullptr;
-    if (fi.size <= 0 || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size), APR_MMAP_READ,
-                                        r->pool) != APR_SUCCESS) {
+    if (fi.size <= skip || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size),
+                                           APR_MMAP_READ, r->pool) != APR_SUCCESS) {
         return false;  // not remembered: an error of this moment
     }
     const mc::Status st = mc::check_zstd_frames(
-        {static_cast<const std::byte*>(mm->mm), static_cast<std::size_t>(fi.size)},
-        std::uint64_t{1} << mc::kZstdMaxWindowLog);
+        {static_cast<const std::byte*>(mm->mm) + skip, static_cast<std::size_t>(fi.size - skip)},
+        max_window);
     apr_mmap_delete(mm);
-    return checked_frames().remember(path, fi, st.is_ok());
+    return checked_frames().remember(key, fi, st.is_ok());
 }
 
 // The sidecar lookup is a probe: a refusal is an answer, not an event. httpd logs its refusals
@@ -212,35 +218,76 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
     return true;
 }
 
-}  // namespace
-
-bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
-    const std::string_view suffix = mc::sidecar_suffix(coding);
+// The sidecar with `suffix`, found by lookup_sidecar and opened as the default handler would
+// (file permissions: it would answer 403). False otherwise (an unreadable one warned about once).
+bool open_sidecar(request_rec* r, std::string_view suffix, Sidecar& side) {
     if (suffix.empty() || !lookup_sidecar(r, suffix, side)) return false;
-    const char* path = side.path;
     apr_file_t* fd = nullptr;
-    // The default handler's open: file permissions (it would answer 403).
-    if (const apr_status_t rv = apr_file_open(&fd, path, side.open_flags, 0, r->pool);
+    // Opened as the default handler opens it at its own URL: sendfile as EnableSendfile says.
+    if (const apr_status_t rv = apr_file_open(&fd, side.path, side.open_flags, 0, r->pool);
         rv != APR_SUCCESS) {
-        if (warned_files().first_time(path, side.finfo)) {
+        if (warned_files().first_time(side.path, side.finfo)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, rv, r,
                           MC_LOGNO(00030) "cannot open sidecar %s (compressing live; logged "
                                           "once per file)",
-                          path);
+                          side.path);
         }
-        return false;
-    }
-    if (coding == mc::Coding::kZstd && !zstd_frames_ok(r, fd, side.finfo, path)) {
-        if (warned_files().first_time(path, side.finfo)) {
-            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                          MC_LOGNO(00031) "not serving %s: its zstd window is over 8 MiB (RFC "
-                                          "9659; logged once per file)",
-                          path);
-        }
-        apr_file_close(fd);
         return false;
     }
     side.fd = fd;
+    return true;
+}
+
+// Refuses an opened sidecar: closes it, warns once per version of the file.
+bool refuse(request_rec* r, Sidecar& side, const char* why) {
+    if (warned_files().first_time(side.path, side.finfo)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                      MC_LOGNO(00031) "not serving %s: %s (logged once per file)", side.path, why);
+    }
+    apr_file_close(side.fd);
+    side.fd = nullptr;
+    return false;
+}
+
+}  // namespace
+
+bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
+    if (!open_sidecar(r, mc::sidecar_suffix(coding), side)) return false;
+    if (coding == mc::Coding::kZstd && !frames_ok(r, side.fd, side.finfo, side.path, 0,
+                                                  std::uint64_t{1} << mc::kZstdMaxWindowLog)) {
+        return refuse(r, side, "its zstd window is over 8 MiB (RFC 9659)");
+    }
+    return true;
+}
+
+bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named) {
+    const std::string suffix = mc::delta_sidecar_suffix(named);
+    apr_finfo_t fi;
+    return apr_stat(&fi, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr),
+                    APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
+}
+
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+                        std::size_t dictionary_size, Sidecar& side) {
+    if (!open_sidecar(r, mc::delta_sidecar_suffix(named), side)) return false;
+    // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
+    std::array<std::byte, mc::kDczHeaderSize> head{};
+    apr_size_t n = head.size();
+    apr_off_t start = 0;
+    if (apr_file_read_full(side.fd, head.data(), n, &n) != APR_SUCCESS ||
+        apr_file_seek(side.fd, APR_SET, &start) != APR_SUCCESS ||
+        !mc::dcz_body_names(head, named)) {
+        return refuse(r, side, "its dcz header names another dictionary");
+    }
+    // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
+    // bytes the server only knows that 8 MiB is always accepted.
+    const std::uint64_t window = dictionary_size > 0
+                                     ? std::uint64_t{1} << mc::dcz_max_window_log(dictionary_size)
+                                     : std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    if (!frames_ok(r, side.fd, side.finfo, side.path, static_cast<apr_off_t>(mc::kDczHeaderSize),
+                   window)) {
+        return refuse(r, side, "its zstd frame needs a window its client may not keep");
+    }
     return true;
 }
 

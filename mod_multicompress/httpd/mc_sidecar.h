@@ -7,6 +7,7 @@
 #include <apr_file_io.h>
 
 #include "mc/coding.h"
+#include "mc/dictionary.h"
 
 namespace mc::httpd {
 
@@ -26,6 +27,17 @@ struct Sidecar {
 /// can open it, and (zstd) every frame needs at most an 8 MiB window. False otherwise: the reason
 /// at trace1; an unreadable or undecodable one is warned about once per version of the file.
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
+
+/// Whether a delta sidecar against `named` is there at all (one lstat; find_delta_sidecar checks).
+bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named);
+
+/// The delta sidecar made at deploy time against the dictionary the request names
+/// (`FILE.dcz-<the first 16 hex digits of its SHA-256>`, a whole dcz body): the same checks as
+/// every sidecar, and its dcz header names exactly `named`, and its zstd frame's window is one the
+/// client keeps (at most max(8 MiB, 1.25 x the dictionary) with `dictionary_size`, else 8 MiB). A
+/// sidecar whose header names another dictionary is never sent (logged once per file version).
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+                        std::size_t dictionary_size, Sidecar& out);
 
 /// translate_name and post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its
 /// refusals are the answer the handler asked for, not errors to log for every request).

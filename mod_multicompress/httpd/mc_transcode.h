@@ -9,7 +9,6 @@
 
 namespace mc::httpd {
 
-
 /// Registers the MULTICOMPRESS_TRANSCODE output filter (before every compressing filter and
 /// before the dictionary learning filter).
 void register_transcode_filter();

@@ -25,6 +25,7 @@
 #include "mc_not_modified.h"
 #include "mc_prepare.h"
 #include "mc_sidecar.h"
+#include "mc_site_dictionary.h"
 #include "mc_socache.h"
 #include "mc_static.h"
 #include "mc_transcode.h"
@@ -70,6 +71,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     ap_hook_post_perdir_config(quiet_sidecar_probe, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
     // Before mod_cache and the default handler evaluate the request's validators.
     ap_hook_fixups(strip_conditional_suffixes, nullptr, nullptr, APR_HOOK_LAST);
+    ap_hook_fixups(announce_site_dictionary, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_insert_filter(insert_dictionary_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
     ap_hook_insert_filter(insert_transcode_filter, nullptr, nullptr, APR_HOOK_MIDDLE);
     // After every other module has added its filters: what the request brings to the decision.
@@ -78,6 +80,7 @@ void register_hooks(apr_pool_t* /*p*/) noexcept {
     // First of all handlers: they build what they pass on from the request headers.
     ap_hook_handler(prebuffer_request_body, nullptr, nullptr, APR_HOOK_REALLY_FIRST);
     ap_hook_handler(metrics_handler, nullptr, nullptr, APR_HOOK_MIDDLE);
+    ap_hook_handler(serve_site_dictionary, nullptr, nullptr, APR_HOOK_MIDDLE);
     // Before the default handler (REALLY_LAST): a sidecar or cache entry replaces the file.
     ap_hook_handler(serve_precompressed, nullptr, nullptr, APR_HOOK_LAST);
     ap_hook_log_transaction(count_response, nullptr, nullptr, APR_HOOK_MIDDLE);

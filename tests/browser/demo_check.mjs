@@ -118,9 +118,60 @@ async function crossSite(context) {
   return result;
 }
 
-// EXTENSION POINTS: the site dictionary (Link: rel="compression-dictionary": a first
-// navigation, then a second one that arrives as dcz) and delta sidecars (FILE.dcz-<hash>) get
-// their entries here once their pages exist (MC.PANELS in conf/demo/htdocs/app.js).
+// The site dictionary as a first visitor meets it, in one tab: the first navigation under
+// /site-dictionary/ (no dictionary named; its Link header announces one), the dictionary's
+// fetch that Link starts, then the second navigation (the page's link to the documentation),
+// which should name it and arrive as dcz, and a third, a page of the documentation. Chromium
+// keeps the dictionary a moment after its response is complete: the second navigation is
+// repeated (reloaded) while it names none, up to `tries` times; every try is in the report.
+async function siteDictionary(context, tries = 5) {
+  const page = await context.newPage();
+  const result = { name: 'site-dictionary', path: '/site-dictionary/', screenshot: join(opt.out, 'site-dictionary.png') };
+  const fetches = [];
+  page.on('response', async (resp) => {
+    if (!new URL(resp.url()).pathname.startsWith('/dict/')) return;
+    const h = await allHeaders(resp);
+    const done = await resp.finished().then(() => true, () => false);
+    fetches.push({ path: new URL(resp.url()).pathname, status: resp.status(), done,
+                   useAsDictionary: h['use-as-dictionary'] ?? null, cacheControl: h['cache-control'] ?? null });
+  });
+  // One navigation (`go` starts it), its request's Available-Dictionary and the page's panel.
+  const arrive = async (go) => {
+    const [resp] = await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout }), go()]);
+    const req = await allHeaders(resp.request());
+    await page.waitForSelector('body[data-arrival]', { state: 'attached', timeout });
+    return { url: page.url(), status: resp.status(), availableDictionary: req['available-dictionary'] ?? null,
+             arrival: await json(page, 'arrival'), coding: await text(page, '#page-coding'),
+             dictionaryCell: await text(page, '#page-dictionary') };
+  };
+  try {
+    result.first = await arrive(() => page.goto(url(result.path), { timeout }));
+    result.config = await text(page, 'pre.config');
+    result.train = await text(page, '#train');
+    result.curl = await text(page, '#curl-site');
+    const t0 = Date.now();
+    while (!fetches.some((f) => f.done) && Date.now() - t0 < Number(opt['poll-ms'])) await page.waitForTimeout(100);
+    result.fetchMs = Date.now() - t0;
+    result.dictionaryFetches = fetches.slice();
+    await page.screenshot({ path: result.screenshot, fullPage: true });
+    result.second = [await arrive(() => page.click('#next'))];
+    while (result.second.at(-1).coding !== 'dcz' && result.second.length < tries) {
+      await page.waitForTimeout(500);
+      result.second.push(await arrive(() => page.reload({ timeout })));
+    }
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(opt.out, 'site-dictionary-second.png'), fullPage: true });
+    result.third = await arrive(() => page.click('nav.docs-toc a[href$="-a-site-dictionary.html"]'));
+    await page.screenshot({ path: join(opt.out, 'site-dictionary-third.png'), fullPage: true });
+  } catch (e) {
+    result.error = String(e && e.stack || e);
+    await page.screenshot({ path: result.screenshot, fullPage: true }).catch(() => {});
+  } finally {
+    await page.close();
+  }
+  return result;
+}
+
 const PAGES = [
   // The dictionary flow first, as a returning visitor's history: release 1, then release 2.
   ['release-1', '/dictionary/release.html?r=1', { ready: 'body[data-bundle]', read: async (p) => ({ bundle: await json(p, 'bundle') }) }],
@@ -134,7 +185,7 @@ const PAGES = [
       await p.waitForTimeout(500);
       return {
         resources: await rows(p, 'table.resources tbody tr'),
-        cards: await p.$$eval('#cards li', (ls) => ls.map((l) => ({ panel: l.dataset.panel, later: l.classList.contains('later'), text: l.textContent }))),
+        cards: await p.$$eval('#cards li', (ls) => ls.map((l) => ({ panel: l.dataset.panel, href: l.querySelector('a')?.getAttribute('href') ?? null, text: l.textContent }))),
         counters: await text(p, '#counters'),
         release: await dataset(p, 'release'),
         glossaryTerms: await p.$$eval('#glossary dt', (d) => d.length),
@@ -144,6 +195,11 @@ const PAGES = [
   }],
   ['index-again', '/', { ready: '#responses-total' }],
   ['dictionary', '/dictionary/', { ready: '#releases-table tbody tr', read: async (p) => ({ config: await text(p, 'pre.config'), curl: await text(p, '#curl-dictionary') }) }],
+  ['delta-sidecars', '/delta-sidecars/', {
+    ready: 'body[data-deltas]',
+    read: async (p) => ({ got: await rows(p, '#got tbody tr'), deltas: await p.$$eval('#deltas td[data-file]', (tds) => tds.map((td) => Object.assign({}, td.dataset))), config: await text(p, 'pre.config'), curl: await text(p, '#curl-delta') }),
+  }],
+  ['site-dictionary', null],
   ['negotiation', '/negotiation/', {
     ready: '#others table',
     read: async (p) => ({
@@ -194,6 +250,7 @@ const PAGES = [
     read: async (p) => ({
       section: await dataset(p, 'section'),
       svgText: await p.$$eval('#section svg text', (ts) => ts.map((t) => t.textContent)),
+      svgTitles: await p.$$eval('#section svg rect title', (ts) => ts.map((t) => t.textContent)),
       auto: await text(p, '#auto'), config: await text(p, 'pre.config'),
     }),
   }],
@@ -211,6 +268,8 @@ runChromium(opt, {
     for (const [name, path, how] of PAGES) {
       if (name === 'probe') {
         out.probes = await waitForDictionary(context);
+      } else if (name === 'site-dictionary') {
+        out.pages.push(await siteDictionary(context));
       } else if (name === 'cross-site') {
         out.pages.push(await crossSite(context));
       } else if (name === 'server-status') {

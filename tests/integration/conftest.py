@@ -9,7 +9,9 @@ import shutil
 
 import pytest
 
-from mc_env import CRASH_PATTERNS, HttpdServer, LogCheck, McEnv, process_alive, start_main
+from mc_env import McEnv
+from mc_process import process_alive
+from mc_server import CRASH_PATTERNS, HttpdServer, LogCheck, start_main
 
 
 def pytest_configure(config):

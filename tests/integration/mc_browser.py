@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import McEnv, wait_gone
+from mc_env import McEnv
+from mc_process import wait_gone
 from mc_tls import repo_root
 
 CHROMIUM = os.environ.get("MC_CHROMIUM", "/usr/bin/chromium")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared helpers of the drop-in tests (test_3[1-9]x_*.py, issue 3: mod_deflate/mod_brotli
-replacement). Builds on mc_env.py (servers, requests, decoders) and adds:
+"""Shared helpers of the drop-in tests (test_3[1-9]x_*.py: the module as a replacement for
+mod_deflate and mod_brotli). Builds on the harness (mc_server.py, mc_client.py, mc_decode.py)
+and adds:
 
 - `mod_mctest_dropin.so` (tests/integration/mod_mctest/): handlers `mctest-echo` (request bodies)
   and `mctest-shapes` (bucket shapes, 204/304/206, pre-encoded bodies). Found at
@@ -27,8 +28,11 @@ import brotli
 import pytest
 import zstandard
 
-from mc_env import (CRASH_PATTERNS, HttpdServer, McEnv, Response, mctest_body, rss_kib,
-                    static_file)
+from mc_bodies import mctest_body, static_file
+from mc_client import Response
+from mc_env import McEnv
+from mc_process import rss_kib
+from mc_server import CRASH_PATTERNS, HttpdServer
 
 CODINGS = ("gzip", "br", "zstd")
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Helpers for the sidecar and cache tests (issue 6): real memcached and redis-server processes
+"""Helpers for the sidecar and cache tests: real memcached and redis-server processes
 on free 127.0.0.1 ports, stopped by PID; sidecar writers; and the source log, which records what
 MultiCompressNote source (and the MULTICOMPRESS_SOURCE env var) said about each request.
 
@@ -28,8 +28,9 @@ from typing import Sequence
 import brotli
 import zstandard
 
-from mc_env import (HttpdServer, Response, free_port, process_alive, request, stop_process,
-                    wait_gone)
+from mc_client import Response, request
+from mc_process import free_port, process_alive, stop_process, wait_gone
+from mc_server import HttpdServer
 
 MEMCACHED_BIN = "/usr/bin/memcached"
 REDIS_BIN = "/usr/bin/redis-server"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """HTTPS and HTTP/2 for the integration tests (test_450_tls_h2.py, test_460_browser.py).
 
-- `TlsServer`: an `HttpdServer` (mc_env.py) that also loads mod_ssl and mod_http2 and listens
+- `TlsServer`: an `HttpdServer` (mc_server.py) that also loads mod_ssl and mod_http2 and listens
   with TLS and `Protocols h2 http/1.1` on a second free port. Its HTTPS site is the demo's
   (conf/demo/htdocs copied into the server's directory, conf/multicompress.conf included,
   br-only/ and gzip-only/ as in conf/demo/httpd.conf.in), plus the integration documents under
@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from mc_env import HttpdServer, McEnv, StreamDecoder, free_port
+from mc_decode import StreamDecoder
+from mc_env import McEnv
+from mc_process import free_port
+from mc_server import HttpdServer
 
 CURL = "curl"
 NGHTTP = "nghttp"

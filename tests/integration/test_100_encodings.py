@@ -2,7 +2,9 @@
 """Every encoding for every text type decodes to the file; images are left alone."""
 import pytest
 
-from mc_env import assert_encoded, request, static_file, zstd_window, ZSTD_MAX_WINDOW
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
+from mc_decode import ZSTD_MAX_WINDOW, zstd_window
 
 TEXT_FILES = ["page.html", "small.html", "style.css", "app.js", "data.json", "logo.svg",
               "license.txt"]
@@ -80,7 +82,7 @@ def test_mc_100_07_zstd_window_at_most_8mib(main):
 def test_mc_100_08_keepalive_mixed_encodings(env, main):
     """Several responses with different encodings on one connection."""
     import http.client
-    from mc_env import Response, _send
+    from mc_client import Response, _send
     conn = http.client.HTTPConnection("127.0.0.1", main.port, timeout=30)
     try:
         for coding in ["gzip", "br", None, "zstd", "gzip"]:

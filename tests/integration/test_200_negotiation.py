@@ -4,7 +4,8 @@
 /mc/ has the defaults: zstd br gzip enabled, in that order; deflate not enabled."""
 import pytest
 
-from mc_env import assert_encoded, request, static_file
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 
 # (Accept-Encoding, expected Content-Encoding or None for identity)
 CASES_DEFAULT = [

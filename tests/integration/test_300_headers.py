@@ -4,8 +4,8 @@ from urllib.parse import quote
 
 import pytest
 
-from mc_env import (assert_encoded, assert_vary_once, mctest_body, request, static_file,
-                    text_body)
+from mc_bodies import mctest_body, static_file, text_body
+from mc_client import assert_encoded, assert_vary_once, request
 
 
 def cgi_headers(*headers: str, size: int = 4096, ct: str = "text/html") -> str:

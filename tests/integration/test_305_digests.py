@@ -21,8 +21,9 @@ from urllib.parse import quote
 
 import pytest
 
+from mc_bodies import mctest_body, static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import start_dropin, stop_checked
-from mc_env import assert_encoded, mctest_body, request, static_file
 from mc_stores import SUFFIX, set_mtime, write_sidecar
 
 CODINGS = ("gzip", "br", "zstd")

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): ETag handling (MultiCompressAlterETag, DeflateAlterETag, BrotliAlterETag),
-conditional GETs with the altered ETag (httpd bug 45023: mod_deflate answers 200), the 304's
-Vary and ETag, and HEAD."""
+"""As a drop-in for mod_deflate and mod_brotli: ETag handling (MultiCompressAlterETag,
+DeflateAlterETag, BrotliAlterETag), conditional GETs with the altered ETag (httpd bug 45023:
+mod_deflate answers 200), the 304's Vary and ETag, and HEAD."""
 from urllib.parse import quote
 
 import pytest
 
+from mc_bodies import mctest_body, static_file, text_body
+from mc_client import assert_vary_once, request, suffixed
+from mc_decode import decode
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import (assert_vary_once, decode, mctest_body, request, static_file, suffixed,
-                    text_body)
 
 SITE = r"""
 Alias /s "@HTDOCS@/static"

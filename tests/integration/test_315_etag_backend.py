@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 10 item 5: a proxied backend whose ETags may end in one of our suffixes ("v1-gzip"
-for its identity body, W/"v1-br"). Every representation (identity, gzip, br, zstd) carries a
-distinct validator; each client sending its own tag back gets 304 with that same tag; after
-the backend changes its tag every client gets 200 with the exact bytes (a wrong 304 would leave
-it with stale bytes). The backend is a small http.server in this process (a thread on
-127.0.0.1, shut down by the fixture) that answers If-None-Match itself (weak comparison)."""
+"""A proxied backend whose ETags may end in one of our suffixes ("v1-gzip" for its identity body,
+W/"v1-br"). Every representation (identity, gzip, br, zstd) carries a distinct validator; each
+client sending its own tag back gets 304 with that same tag; after the backend changes its tag every
+client gets 200 with the exact bytes (a wrong 304 would leave it with stale bytes). The backend is a
+small http.server in this process (a thread on 127.0.0.1, shut down by the fixture) that answers
+If-None-Match itself (weak comparison)."""
 import http.server
 import threading
 
 import pytest
 
+from mc_client import assert_encoded, request
 from mc_drop_in import start_dropin, stop_checked
-from mc_env import assert_encoded, request
 
 CLIENTS = {"identity": None, "gzip": "gzip", "br": "br", "zstd": "zstd"}
 TAGS = ['"v1"', '"v1-gzip"', 'W/"v1-br"', '"v1-identity"', '"v1-zstd-identity"']

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): responses that go out unchanged. 204, 304, a handler's 206 with
-Content-Range, a request with Range (an uncompressed 206 with the right bytes), Cache-Control:
-no-transform in the request or the response (and MultiCompressNoTransform Ignore), and bodies
-that already have a Content-Encoding (headers_out, err_headers_out, AddEncoding)."""
+"""As a drop-in for mod_deflate and mod_brotli: responses that go out unchanged. 204, 304, a
+handler's 206 with Content-Range, a request with Range (an uncompressed 206 with the right bytes),
+Cache-Control: no-transform in the request or the response (and MultiCompressNoTransform Ignore),
+and bodies that already have a Content-Encoding (headers_out, err_headers_out, AddEncoding)."""
 from urllib.parse import quote
 
 import pytest
 
+from mc_bodies import mctest_body, static_file, text_body
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, encode, start_dropin, stop_checked
-from mc_env import assert_encoded, mctest_body, request, static_file, text_body
 
 ALL_AE = "zstd, br, gzip, deflate"
 

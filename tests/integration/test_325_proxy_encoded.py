@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): a reverse proxy (mod_proxy_http) in front of a backend that compresses
-with mod_multicompress. The front has our filter too; a response the backend encoded must go
-out as it is (never compressed twice), and decode exactly once to the file."""
+"""As a drop-in for mod_deflate and mod_brotli: a reverse proxy (mod_proxy_http) in front of a
+backend that compresses with mod_multicompress. The front has our filter too; a response the backend
+encoded must go out as it is (never compressed twice), and decode exactly once to the file."""
 import pytest
 
+from mc_bodies import mctest_body, static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import assert_encoded, mctest_body, request, static_file
 
 BACKEND_SITE = r"""
 Alias /mc "@HTDOCS@/static"

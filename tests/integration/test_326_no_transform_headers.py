@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 10 item 7: a `Cache-Control: no-transform` that mod_headers adds (`Header set`,
-`Header always set`, `Header merge`, `Header always add`, in a <Location>) is honoured: the response goes out
-uncompressed, whatever way our filter is attached (AddOutputFilterByType, SetOutputFilter,
-AddOutputFilter, FilterProvider), for static files and CGI. mod_headers' FIXUP_HEADERS_OUT
-filter runs after ours (same filter type, inserted later), so without looking ahead the header
-arrived after the decision. (`Header ... early` in a <Location> is never applied by
-mod_headers: its post_read_request hook reads the server's configuration; at server level it
-sets headers_out before the handler runs, which was honoured already.) `MultiCompressNoTransform Ignore` keeps compressing."""
+"""A `Cache-Control: no-transform` that mod_headers adds (`Header set`, `Header always set`, `Header
+merge`, `Header always add`, in a <Location>) is honoured: the response goes out uncompressed,
+whatever way our filter is attached (AddOutputFilterByType, SetOutputFilter, AddOutputFilter,
+FilterProvider), for static files and CGI. mod_headers' FIXUP_HEADERS_OUT filter runs after ours
+(same filter type, inserted later), so without looking ahead the header arrived after the decision.
+(`Header ... early` in a <Location> is never applied by mod_headers: its post_read_request hook
+reads the server's configuration; at server level it sets headers_out before the handler runs, which
+was honoured already.) `MultiCompressNoTransform Ignore` keeps compressing."""
 from urllib.parse import quote
 
 import pytest
 
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import assert_encoded, request, static_file
 
 ATTACH = {
     "bytype": "AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@",

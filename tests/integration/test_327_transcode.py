@@ -29,8 +29,10 @@ import brotli
 import pytest
 import zstandard
 
+from mc_bodies import static_file
+from mc_client import assert_vary_once, request
+from mc_decode import DecodeError, decode
 from mc_drop_in import encode, start_dropin, stop_checked
-from mc_env import DecodeError, assert_vary_once, decode, request, static_file
 
 BACKEND_SITE = r"""
 <Location /shapes/>

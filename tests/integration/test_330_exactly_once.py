@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): compressed exactly once. SSI pages whose includes are compressible and
-themselves covered by the filter (subrequests), internal redirects (DirectoryIndex, mod_rewrite
-[PT] and per-directory rewrites), ErrorDocument bodies, and several of our filters on one
-response (MULTICOMPRESS + DEFLATE + ZSTD + BROTLI_COMPRESS, attached in different ways)."""
+"""As a drop-in for mod_deflate and mod_brotli: compressed exactly once. SSI pages whose includes
+are compressible and themselves covered by the filter (subrequests), internal redirects
+(DirectoryIndex, mod_rewrite [PT] and per-directory rewrites), ErrorDocument bodies, and several of
+our filters on one response (MULTICOMPRESS + DEFLATE + ZSTD + BROTLI_COMPRESS, attached in different
+ways)."""
 import pytest
 
+from mc_bodies import static_file, text_body
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import assert_encoded, request, static_file, text_body
 
 SITE = r"""
 Alias /s "@HTDOCS@/static"

@@ -20,8 +20,9 @@ import time
 
 import pytest
 
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import start_dropin, stop_checked
-from mc_env import assert_encoded, request, static_file
 from mc_stores import set_mtime
 
 RANDOM = os.urandom(1_000_000)

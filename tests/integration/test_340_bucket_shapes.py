@@ -1,16 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): bucket shapes from mod_mctest_dropin (mctest-shapes) and Debian's
-mod_bucketeer: 1-byte buckets, FLUSH mid-stream (the flushed prefix decodes before the rest is
-sent), file and mmap buckets, EOS alone, data after EOS, and a large body in 64 KiB buckets.
+"""As a drop-in for mod_deflate and mod_brotli: bucket shapes from mod_mctest_dropin (mctest-shapes)
+and Debian's mod_bucketeer: 1-byte buckets, FLUSH mid-stream (the flushed prefix decodes before the
+rest is sent), file and mmap buckets, EOS alone, data after EOS, and a large body in 64 KiB buckets.
 Every response must decode to exactly the bytes the handler meant to send."""
 import hashlib
 import time
 
 import pytest
 
+from mc_bodies import mctest_body, static_file
+from mc_client import assert_encoded, open_stream, request
+from mc_decode import StreamDecoder
 from mc_drop_in import children_rss_kib, start_dropin, stop_checked
-from mc_env import (StreamDecoder, assert_encoded, mctest_body, open_stream, request,
-                    static_file)
 
 CODINGS = ["gzip", "br", "zstd", "deflate"]
 

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): mod_deflate's and mod_brotli's directives are accepted with the same
-meaning (observable effects: sizes, gzip XFL, brotli WBITS, notes in the access log), together
-with our MultiCompressNote. Invalid values fail `apache2 -t` as in those modules."""
+"""As a drop-in: mod_deflate's and mod_brotli's directives are accepted with the same meaning
+(observable effects: sizes, gzip XFL, brotli WBITS, notes in the access log), together with our
+MultiCompressNote. The values `apache2 -t` accepts and refuses: test_351_compat_values.py."""
 import base64
 import random
 import re
 import time
 import pytest
 
+from mc_bodies import mctest_body, static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, start_dropin, stop_checked, wait_access_line
-from mc_env import HttpdServer, assert_encoded, free_port, mctest_body, request, static_file
 
 # A document whose only redundancy is a 1025-byte block repeated 60 times: a deflate window of
 # 512 or 1024 bytes cannot reach the previous copy (about 46 KB compressed), 4 KiB and more
@@ -382,87 +383,3 @@ def test_mc_350_13_notes_absent_when_not_compressed(srv):
     assert r.status == 200 and r.header("Content-Encoding") is None
     for k in ("min", "mout", "mratio"):
         assert f[k] == "-", (k, f)
-
-
-# ---- configtest: same values accepted and refused as mod_deflate / mod_brotli
-
-VALID = """
-DeflateCompressionLevel 1
-DeflateCompressionLevel 9
-DeflateWindowSize 1
-DeflateWindowSize 15
-DeflateMemLevel 1
-DeflateMemLevel 9
-DeflateBufferSize 1
-DeflateBufferSize 8096
-DeflateFilterNote ratio_only
-DeflateFilterNote Input n_in
-DeflateFilterNote Output n_out
-DeflateFilterNote Ratio n_ratio
-DeflateAlterETag AddSuffix
-DeflateAlterETag NoChange
-DeflateAlterETag Remove
-DeflateInflateLimitRequestBody 0
-DeflateInflateLimitRequestBody 10485760
-DeflateInflateRatioLimit 1
-DeflateInflateRatioLimit 200
-DeflateInflateRatioBurst 1
-DeflateInflateRatioBurst 3
-BrotliCompressionQuality 0
-BrotliCompressionQuality 11
-BrotliCompressionWindow 10
-BrotliCompressionWindow 24
-BrotliCompressionMaxInputBlock 16
-BrotliCompressionMaxInputBlock 24
-BrotliFilterNote br_ratio
-BrotliFilterNote Input b_in
-BrotliFilterNote Output b_out
-BrotliFilterNote Ratio b_ratio
-BrotliAlterETag AddSuffix
-BrotliAlterETag NoChange
-BrotliAlterETag Remove
-<Directory "@HTDOCS@/static">
-    DeflateCompressionLevel 5
-    BrotliCompressionQuality 5
-</Directory>
-"""
-
-INVALID = [
-    "DeflateCompressionLevel 0", "DeflateCompressionLevel 10", "DeflateCompressionLevel abc",
-    "DeflateWindowSize 0", "DeflateWindowSize 16",
-    "DeflateMemLevel 0", "DeflateMemLevel 10",
-    "DeflateBufferSize 0", "DeflateBufferSize abc",
-    "DeflateFilterNote Sideways name",
-    "DeflateAlterETag Sometimes",
-    "DeflateInflateLimitRequestBody -1", "DeflateInflateLimitRequestBody lots",
-    "DeflateInflateRatioLimit 0", "DeflateInflateRatioLimit x",
-    "DeflateInflateRatioBurst -1",
-    "BrotliCompressionQuality 12", "BrotliCompressionQuality -1",
-    "BrotliCompressionWindow 9", "BrotliCompressionWindow 25",
-    "BrotliCompressionMaxInputBlock 15", "BrotliCompressionMaxInputBlock 25",
-    "BrotliFilterNote Sideways name",
-    "BrotliAlterETag Sometimes",
-]
-
-
-def configtest(env, name: str, extra: str):
-    srv = HttpdServer(env, name, site_template=None, extra_conf=extra, trace=False)
-    srv.port = free_port()
-    srv.render()
-    p = srv.configtest()
-    return srv, p, p.stdout + p.stderr
-
-
-def test_mc_350_14_compat_values_accepted(env):
-    _, p, out = configtest(env, "t350-valid", VALID)
-    assert p.returncode == 0 and "Syntax OK" in out, out
-
-
-@pytest.mark.parametrize("directive", INVALID)
-def test_mc_350_15_compat_invalid_refused(env, directive):
-    srv, p, out = configtest(env, "t350-bad", f"# before\n{directive}\n")
-    assert p.returncode != 0, f"{directive!r} accepted:\n{out}"
-    lines = srv.conf_path.read_text().splitlines()
-    n = lines.index(directive) + 1
-    assert directive.split()[0] in out, out
-    assert f"line {n} of {srv.conf_path}" in out, out

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 10 item 8: with DeflateFilterNote and BrotliFilterNote both set, each module's notes
-behave as that module's did: mod_deflate's for gzip (and our deflate) responses only,
-mod_brotli's for br only; MultiCompressNote for every coding. Formats as the old modules
-(ratio: whole percent of the input; input and output: byte counts)."""
+"""With DeflateFilterNote and BrotliFilterNote both set, each module's notes behave as that module's
+did: mod_deflate's for gzip (and our deflate) responses only, mod_brotli's for br only;
+MultiCompressNote for every coding. Formats as the old modules (ratio: whole percent of the input;
+input and output: byte counts)."""
 import re
 import time
 
 import pytest
 
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import start_dropin, stop_checked, wait_access_line
-from mc_env import assert_encoded, request, static_file
 
 NOTE_FORMAT = ('"%U %q gzr=%{gz_ratio}n gzi=%{gz_in}n gzo=%{gz_out}n '
                'brr=%{br_ratio}n bri=%{br_in}n bro=%{br_out}n '

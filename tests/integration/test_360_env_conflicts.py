@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): mod_deflate's environment variables set with SetEnvIf or SetEnv (no-gzip,
-no-brotli, no-zstd, gzip-only-text/html, force-gzip), and the refusal to run beside mod_deflate
-or mod_brotli, whichever order they are loaded in."""
+"""As a drop-in for mod_deflate and mod_brotli: mod_deflate's environment variables set with
+SetEnvIf or SetEnv (no-gzip, no-brotli, no-zstd, gzip-only-text/html, force-gzip), and the refusal
+to run beside mod_deflate or mod_brotli, whichever order they are loaded in."""
 import pytest
 
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import CODINGS, start_dropin, stop_checked
-from mc_env import HttpdServer, assert_encoded, free_port, request, static_file
+from mc_process import free_port
+from mc_server import HttpdServer
 
 ALL = "zstd, br, gzip"
 

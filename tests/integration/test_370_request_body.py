@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): the DEFLATE input filter (`SetInputFilter DEFLATE`) with mctest-echo, which
-reads the body with ap_get_brigade until EOS. gzip, br and zstd bodies arrive decoded exactly,
-without Content-Encoding; a 1 GiB bomb in each coding gets 413 once a limit is crossed (default
-ratio limit; ratio raised plus a 10 MiB limit through DeflateInflate* and MultiCompressInflate*)
-with bounded server memory and an MC00020 line; corrupt and truncated bodies get 400."""
+"""As a drop-in for mod_deflate and mod_brotli: the DEFLATE input filter (`SetInputFilter DEFLATE`)
+with mctest-echo, which reads the body with ap_get_brigade until EOS. gzip, br and zstd bodies
+arrive decoded exactly, without Content-Encoding; a 1 GiB bomb in each coding gets 413 once a limit
+is crossed (default ratio limit; ratio raised plus a 10 MiB limit through DeflateInflate* and
+MultiCompressInflate*) with bounded server memory and an MC00020 line; corrupt and truncated bodies
+get 400."""
 import hashlib
 import re
 
 import pytest
 
+from mc_bodies import mctest_body, static_file, text_body
 from mc_drop_in import (CODINGS, assert_no_crash, bomb, children_rss_kib, encode, post,
                         start_dropin, stop_checked, wait_for_log, zstd_request_compressor)
-from mc_env import mctest_body, static_file, text_body
 
 MIB = 1 << 20
 

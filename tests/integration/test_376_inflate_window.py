@@ -19,8 +19,9 @@ import brotli
 import pytest
 import zstandard
 
+from mc_bodies import text_body
 from mc_drop_in import (children_rss_kib, post, start_dropin, stop_checked, wait_for_log)
-from mc_env import sanitized, text_body
+from mc_env import sanitized
 
 MIB = 1 << 20
 SITE = r"""

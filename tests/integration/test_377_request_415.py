@@ -21,8 +21,9 @@ import zlib
 
 import pytest
 
+from mc_bodies import text_body
+from mc_client import request
 from mc_drop_in import encode, post, start_dropin, stop_checked
-from mc_env import request, text_body
 
 SITE = r"""
 <Location /metrics>

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Drop-in (issue 3): the INFLATE output filter. gzip, br and zstd responses (files with
-AddEncoding, or a handler's own Content-Encoding) arrive decoded without Content-Encoding;
-mod_substitute after INFLATE sees (and edits) the plain text; our compressor after INFLATE
-encodes once; a bomb response is stopped by the ratio limit with bounded memory."""
+"""As a drop-in for mod_deflate and mod_brotli: the INFLATE output filter. gzip, br and zstd
+responses (files with AddEncoding, or a handler's own Content-Encoding) arrive decoded without
+Content-Encoding; mod_substitute after INFLATE sees (and edits) the plain text; our compressor after
+INFLATE encodes once; a bomb response is stopped by the ratio limit with bounded memory."""
 import time
 
 import pytest
 
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 from mc_drop_in import (CODINGS, assert_no_crash, bomb, children_rss_kib, encode, start_dropin,
                         stop_checked, wait_for_log)
-from mc_env import assert_encoded, request, static_file
 
 EXT = {"gzip": "gz", "br": "br", "zstd": "zst"}
 ENC = r"""

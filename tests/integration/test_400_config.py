@@ -4,7 +4,9 @@ MinLength. Sections inherit what they do not set."""
 
 import pytest
 
-from mc_env import assert_encoded, inflate_with_window, request, static_file, zstd_window
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
+from mc_decode import inflate_with_window, zstd_window
 
 ALL = "zstd, br, gzip, deflate"
 

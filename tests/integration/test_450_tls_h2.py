@@ -12,8 +12,9 @@ import subprocess
 
 import pytest
 
-from mc_env import (LogCheck, StreamDecoder, ZSTD_MAX_WINDOW, big_body_blocks, decode,
-                    static_file, zstd_window)
+from mc_bodies import big_body_blocks, static_file
+from mc_decode import StreamDecoder, ZSTD_MAX_WINDOW, decode, zstd_window
+from mc_server import LogCheck
 from mc_tls import (ClientResponse, TlsServer, curl, demo_file, nghttp, parse_header_dump,
                     timed_stream)
 

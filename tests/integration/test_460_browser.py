@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from mc_browser import check_ran, output_dir, require_browser, run_script
-from mc_env import LogCheck
+from mc_server import LogCheck
 from mc_tls import TlsServer
 
 PAGES = {"/": "zstd", "/br-only/": "br", "/gzip-only/": "gzip"}

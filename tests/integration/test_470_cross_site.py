@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from mc_env import HttpdServer, assert_vary_once, decode, request
+from mc_client import assert_vary_once, request
+from mc_decode import decode
+from mc_server import HttpdServer
 
 SECRET = "e3b0c44298fc1c149afbf4c8996fb924"  # as in htdocs/breach/page.shtml
 ALPHABET = "0123456789abcdef"

@@ -26,7 +26,11 @@ from pathlib import Path
 import brotli
 import pytest
 
-from mc_env import HttpdServer, decode, free_port, request, static_file, stop_process
+from mc_bodies import static_file
+from mc_client import request
+from mc_decode import decode
+from mc_process import free_port, stop_process
+from mc_server import HttpdServer
 from mc_stores import SUFFIX
 
 PROMETHEUS = "/usr/bin/prometheus"
@@ -68,9 +72,14 @@ sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n%d\\n" % len(data))
 """
 
 SAMPLE = re.compile(r'^(multicompress_[a-z_]+_total)(\{[^}]*\})? ([0-9.]+)$')
-# The CPU budget's two gauges and the tier's bytes (TYPE gauge, no _total).
-GAUGE = re.compile(r'^(multicompress_(?:budget_cpu_share|budget_step|cache_local_bytes)) '
-                   r'([0-9.]+)$')
+# The gauges (TYPE gauge, no _total): the CPU budget's two, the dictionaries held and the bytes
+# of the children's tiers of verified cache entries.
+GAUGE = re.compile(r'^(multicompress_(?:budget_cpu_share|budget_step|dictionary_memory_bytes|'
+                   r'cache_local_bytes)) ([0-9.]+)$')
+# What the gauges say now (not counts: they move with the load, the dictionaries and the entries
+# held).
+GAUGES = ("multicompress_budget_cpu_share", "multicompress_budget_step",
+          "multicompress_dictionary_memory_bytes", "multicompress_cache_local_bytes")
 
 
 def scrape(srv) -> dict[str, float]:
@@ -82,9 +91,9 @@ def scrape(srv) -> dict[str, float]:
         if line.startswith("#"):
             assert re.match(r"^# (HELP|TYPE) multicompress_[a-z_]+_total |"
                             r"^# HELP multicompress_(budget_cpu_share|budget_step|"
-                            r"cache_local_bytes) |"
+                            r"dictionary_memory_bytes|cache_local_bytes) |"
                             r"^# TYPE multicompress_(budget_cpu_share|budget_step|"
-                            r"cache_local_bytes) gauge$", line), line
+                            r"dictionary_memory_bytes|cache_local_bytes) gauge$", line), line
             continue
         g = GAUGE.match(line)
         if g:
@@ -101,10 +110,10 @@ def responses(enc: str, source: str) -> str:
 
 
 def delta(before: dict, after: dict) -> dict[str, float]:
-    """What the counts gained; the budget's gauges (a share of the machine now, a step) are not
-    counts: other servers' load moves them."""
+    """What the counts gained; the gauges are not counts (other servers' load moves the budget's,
+    dictionaries held move the memory, entries held the tier's bytes)."""
     return {k: after[k] - before.get(k, 0) for k in after
-            if after[k] != before.get(k, 0) and not k.startswith("multicompress_budget_")}
+            if after[k] != before.get(k, 0) and k not in GAUGES}
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,10 @@ import time
 import brotli
 import pytest
 
-from mc_env import HttpdServer, decode, request, static_file
+from mc_bodies import static_file
+from mc_client import request
+from mc_decode import decode
+from mc_server import HttpdServer
 from mc_stores import SUFFIX
 
 SITE = """

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
-from mc_env import LogCheck
+from mc_server import LogCheck
 from mc_tls import TlsServer
 
 # The dictionary part of the configuration. The dict_log line per request: request line,

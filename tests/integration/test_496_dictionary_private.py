@@ -20,7 +20,9 @@ from urllib.parse import quote
 
 import pytest
 
-from mc_env import HttpdServer, Response, free_port
+from mc_client import Response
+from mc_process import free_port
+from mc_server import HttpdServer
 from mc_stores import StoreProcess
 
 AE = "dcz, zstd, br, gzip"

@@ -5,10 +5,11 @@ built multicompress-precompress, a certificate for localhost and 127.0.0.1, http
 free ports, started with `-k start` and stopped by PID. Debian's Chromium (headless, driven by
 tests/browser/demo_check.mjs) trusts the certificate for real (an NSS database under a HOME of
 its own) and walks through every capability's page over HTTPS and HTTP/2, in one profile:
-release 1 of the bundle, then release 2 (dcz), the overview, negotiation, per-directory
-settings, sidecars, the cache, streaming, request bodies, Prometheus, the CPU budget under
-load, the cross-site policy, the status page with its picture. Each panel must show real
-values; screenshots go to <build>/tests/integration/gen/browser-output/demo/.
+release 1 of the bundle, then release 2 (dcz, from a delta sidecar), the overview, the delta
+sidecars, the site dictionary (a first navigation, then a second one as dcz), negotiation,
+per-directory settings, sidecars, the cache, streaming, request bodies, Prometheus, the CPU
+budget under load, the cross-site policy, the status page with its picture. Each panel must
+show real values; screenshots go to <build>/tests/integration/gen/browser-output/demo/.
 
 Then scripts/demo.sh itself (on the same build, MC_DEMO_BUILD_DIR): what it prints works, a
 second start and a port in use end with one line that says what to do, and Ctrl-C stops every
@@ -16,8 +17,7 @@ process it started.
 """
 from __future__ import annotations
 
-import configparser
-import json
+import base64
 import os
 import re
 import signal
@@ -28,55 +28,12 @@ from pathlib import Path
 import pytest
 
 from mc_browser import check_ran, output_dir, require_browser, run_script, trust_store
-from mc_env import (HttpdServer, LogCheck, StartError, children_of, free_port, request,
-                    wait_gone)
-from mc_tls import repo_root
+from mc_client import request
+from mc_demo import DemoServer, demo_sh
+from mc_process import children_of, free_port, wait_gone
+from mc_server import HttpdServer, LogCheck
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def precompress_path(env) -> Path:
-    cp = configparser.ConfigParser(interpolation=None)
-    cp.read(env.ini_path)
-    p = cp["global"].get("precompress_path")
-    if not p or not Path(p).exists():
-        pytest.fail(f"multicompress-precompress not built ({env.ini_path})", pytrace=False)
-    return Path(p)
-
-
-class DemoServer(HttpdServer):
-    """The demo in a directory of its own, made by conf/demo/prepare.sh."""
-
-    def __init__(self, env, name: str):
-        super().__init__(env, name, site_template=None)
-        self.tls_port = 0
-
-    @property
-    def conf_path(self) -> Path:
-        return self.gen / "httpd.conf"
-
-    @property
-    def pid_file(self) -> Path:
-        return self.gen / "logs" / "httpd.pid"
-
-    def render(self) -> None:
-        self.gen = self._new_gen_dir()
-        self.tls_port = free_port()
-        while self.tls_port == self.port:
-            self.tls_port = free_port()
-        p = subprocess.run(
-            [str(repo_root(self.env) / "conf" / "demo" / "prepare.sh"), "--dir", str(self.gen),
-             "--module", str(self.env.module_path), "--precompress", str(precompress_path(self.env)),
-             "--http-port", str(self.port), "--https-port", str(self.tls_port),
-             "--modules", str(self.env.modules_dir)],
-            capture_output=True, text=True, timeout=300, check=False)
-        if p.returncode != 0:
-            raise StartError(f"prepare.sh failed: {p.stdout}{p.stderr}")
-
-    def releases(self) -> list[dict]:
-        page = (self.htdocs / "dictionary" / "index.html").read_text()
-        return json.loads(re.search(r'<script type="application/json" id="releases">(.*?)</script>',
-                                    page, re.S).group(1))
 
 
 @pytest.fixture(scope="module")
@@ -123,9 +80,10 @@ def resources(p: dict) -> dict[str, dict]:
 def test_mc_497_01_browser_ran(run):
     check_ran(run)
     names = [p["name"] for p in run["pages"]]
-    assert names == ["release-1", "release-2", "index", "index-again", "dictionary", "negotiation",
-                     "per-directory", "sidecars", "cache", "streaming", "request-body",
-                     "prometheus", "cpu-budget", "cross-site", "status", "server-status"], names
+    assert names == ["release-1", "release-2", "index", "index-again", "dictionary",
+                     "delta-sidecars", "site-dictionary", "negotiation", "per-directory",
+                     "sidecars", "cache", "streaming", "request-body", "prometheus", "cpu-budget",
+                     "cross-site", "status", "server-status"], names
     for p in run["pages"]:
         assert "error" not in p, f"{p['name']}: {p['error']}"
         assert p.get("status") in (None, 200), p
@@ -147,13 +105,12 @@ def test_mc_497_02_overview_shows_each_resource_and_its_source(run):
     again = resources(page(run, "index-again"))
     assert again["/"]["source"] == "cache", again["/"]
     assert again[latest]["source"] == "browser", "the bundle is immutable: the browser keeps it"
-    # every capability's card, the two later ones marked as such
-    cards = {c["panel"]: c["later"] for c in first["cards"]}
-    assert cards == {"negotiation": False, "per-directory": False, "sidecars": False,
-                     "cache": False, "streaming": False, "request-body": False,
-                     "dictionary": False, "site-dictionary": True, "delta-sidecars": True,
-                     "status": False, "prometheus": False, "cpu-budget": False,
-                     "cross-site": False}, cards
+    # every capability's card, each a link to its page
+    cards = {c["panel"]: c["href"] for c in first["cards"]}
+    assert cards == {p: f"/{p}/" for p in (
+        "negotiation", "per-directory", "sidecars", "cache", "streaming", "request-body",
+        "dictionary", "delta-sidecars", "site-dictionary", "status", "prometheus", "cpu-budget",
+        "cross-site")}, cards
     m = re.match(r"(\d+) responses since the server started \(live (\d+), sidecar (\d+), "
                  r"cache (\d+), identity (\d+)\)", first["counters"])
     assert m and all(int(g) > 0 for g in m.groups()[:3]), first["counters"]
@@ -178,7 +135,7 @@ def test_mc_497_03_dictionary_bundle_v2_as_dcz(run):
     w = r2["without"]
     assert w["coding"] == "zstd" and w["encoded"] > 5 * r2["encoded"], r2
     d = page(run, "dictionary")
-    assert 'MultiCompressUseAsDictionary "/assets/app.*.js" dest=script' in d["config"], d["config"]
+    assert "MultiCompressUseAsDictionary auto dest=script" in d["config"], d["config"]
     assert f"Available-Dictionary: :{rel[0]['sha256']}:" in d["curl"], d["curl"]
 
 
@@ -271,12 +228,81 @@ def test_mc_497_13_status_page_and_its_picture(run):
     assert re.search(r"live [1-9]\d*, sidecar [1-9]\d*, cache [1-9]\d* responses", text), text
     assert re.search(r"compressing: \d+\.\d\d s", text) and "(budget 10.0 %)" in text, text
     assert re.search(r"^MultiCompressResponsesSidecar: [1-9]", p["auto"], re.M), p["auto"]
+    # bytes out split by source: dcz's came from the delta sidecars (and the cache)
+    assert "bytes out, sidecar/cache" in p["svgText"], text
+    stored = [int(m.group(1)) for t in p["svgTitles"]
+              if (m := re.fullmatch(r"dcz: (\d+) bytes out, from a sidecar or the cache", t))]
+    assert stored and stored[0] > 0, p["svgTitles"]
     assert page(run, "server-status")["svg"] == 1
 
 
-# EXTENSION POINTS: test_mc_497_15 for the site dictionary's page (its second navigation as dcz)
-# and test_mc_497_16 for delta sidecars (a FILE.dcz-<hash> sent as dcz, source sidecar) go here,
-# with their pages in demo_check.mjs's PAGES; test_mc_497_02 then lists them as not `later`.
+def test_mc_497_15_site_dictionary_second_navigation_as_dcz(run, demo):
+    """The dictionary prepare.sh trained on the documentation pages: the first navigation under
+    /site-dictionary/ names none and its Link header announces the dictionary; Chromium fetches
+    it (cacheable, offered to those pages); the second navigation, the page's own link, names it
+    and arrives as dcz in less than half the bytes of the same page without it; a page of the
+    documentation after it too. The panel says so with real values."""
+    info = demo.site_dictionary()
+    p = page(run, "site-dictionary")
+    first = p["first"]
+    assert first["availableDictionary"] is None, first
+    assert first["arrival"]["coding"] == "zstd" and first["arrival"]["dictionary"] is None, first
+    assert first["arrival"]["link"] == f'<{info["url"]}>; rel="compression-dictionary"', first
+    fetched = [f for f in p["dictionaryFetches"] if f["path"] == info["url"]]
+    assert fetched and fetched[0]["status"] == 200 and fetched[0]["done"], p["dictionaryFetches"]
+    assert fetched[0]["useAsDictionary"] == 'match="/site-dictionary/*", match-dest=("document")'
+    assert fetched[0]["cacheControl"] == "public, max-age=31536000", fetched
+    second = p["second"][0]
+    assert len(p["second"]) == 1, f"the second navigation named no dictionary: {p['second']}"
+    for nav, path in ((second, "site-dictionary/docs/index.html"),
+                      (p["third"], None)):
+        a = nav["arrival"]
+        assert nav["availableDictionary"] == f":{info['sha256']}:", nav
+        assert a["coding"] == "dcz" and a["dictionary"] == "site" and a["source"] == "dictionary", a
+        assert nav["coding"] == "dcz" and info["url"] in nav["dictionaryCell"], nav
+        assert a["moduleSource"] in ("live", "cache"), a
+        on_disk = demo.htdocs / (path or a["path"].lstrip("/"))
+        assert a["decoded"] == on_disk.stat().st_size, (a, on_disk)
+        w = a["without"]
+        assert w["coding"] == "zstd" and 0 < a["encoded"] < w["encoded"], a
+        assert a["transfer"] < w["transfer"], a
+    # the contents, mostly the pages' template: a tenth of zstd's bytes (163 against 1 824)
+    assert second["arrival"]["encoded"] < second["arrival"]["without"]["encoded"] / 4, second
+    assert p["third"]["arrival"]["path"].endswith("-a-site-dictionary.html"), p["third"]
+    assert (f"MultiCompressDictionary {info['url']} " in p["config"]
+            and "match=/site-dictionary/* dest=document" in p["config"]), p["config"]
+    assert re.search(rf"{info['bytes']} bytes of raw content, SHA-256 {info['hex']}", p["train"]), \
+        p["train"]
+    assert f"Available-Dictionary: :{info['sha256']}:" in p["curl"], p["curl"]
+
+
+def test_mc_497_16_delta_sidecar_sent_as_dcz(run, demo):
+    """Release 2 for a browser that holds release 1: the delta sidecar the tool wrote at start,
+    FILE.dcz-<16 hex of release 1's SHA-256>, sent as it is (source sidecar), in fewer than
+    1 000 bytes on the wire for the whole release; the Delta sidecars page lists it with what
+    the browser got. curl gets the same bytes."""
+    rel = run["_releases"]
+    against = base64.b64decode(rel[0]["sha256"]).hex()[:16]
+    name = f"{rel[1]['path'].rsplit('/', 1)[1]}.dcz-{against}"
+    delta = demo.htdocs / "assets" / name
+    assert delta.is_file(), sorted(p.name for p in delta.parent.iterdir())
+    r2 = page(run, "release-2")["bundle"]
+    assert r2["coding"] == "dcz" and r2["moduleSource"] == "sidecar" and r2["delta"] == name, r2
+    assert r2["encoded"] == delta.stat().st_size and r2["transfer"] < 1000, r2
+    assert r2["decoded"] == rel[1]["bytes"], r2
+    d = page(run, "delta-sidecars")
+    got = {r["data"]["release"]: r for r in d["got"]}
+    assert got["2"]["data"]["moduleSource"] == "sidecar" and got["2"]["cells"][5] == name, got
+    assert got["1"]["data"]["coding"] == "zstd", got
+    listed = {(c["release"], c["against"]): int(c["bytes"]) for c in d["deltas"]}
+    assert len(listed) == len(rel) * (len(rel) - 1), listed
+    assert listed[("2", "1")] == delta.stat().st_size, listed
+    assert "MultiCompressStatic On" in d["config"] and "--deltas 4" in d["config"], d["config"]
+    assert f"Available-Dictionary: :{rel[0]['sha256']}:" in d["curl"] and name in d["curl"]
+    r = request(demo.port, rel[1]["path"], "dcz, zstd",
+                headers=[("Available-Dictionary", f":{rel[0]['sha256']}:")])
+    assert (r.content_encoding, r.header("X-MC-Source")) == ("dcz", "sidecar"), r.headers
+    assert r.body == delta.read_bytes()
 
 
 def test_mc_497_14_no_error_log_lines(run):
@@ -301,15 +327,6 @@ def test_mc_497_17_headers_report_the_source(demo):
 
 
 # ---- scripts/demo.sh
-
-def demo_sh(env, demo_dir: Path, http_port: int, https_port: int, **kw) -> subprocess.Popen:
-    environ = {**os.environ, "MC_DEMO_BUILD_DIR": str(env.module_path.parents[2]),
-               "MC_DEMO_APACHE": str(env.apache_bin),
-               "MC_DEMO_DIR": str(demo_dir), "MC_DEMO_HTTP_PORT": str(http_port),
-               "MC_DEMO_HTTPS_PORT": str(https_port)}
-    return subprocess.Popen([str(repo_root(env) / "scripts" / "demo.sh")], env=environ,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-
 
 def test_mc_497_20_demo_script(env, tmp_path):
     """One command: it runs in the foreground and prints where to look and curl lines that do

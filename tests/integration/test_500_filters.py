@@ -2,7 +2,8 @@
 """Filter names and the ways to attach them; several filters on one response."""
 import pytest
 
-from mc_env import assert_encoded, request, static_file
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
 
 ALL = "zstd, br, gzip, deflate"
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import HttpdServer, Response
+from mc_client import Response
+from mc_server import HttpdServer
 from mc_stores import (SOURCE_LOG_CONF, StoreProcess, compress, poll_until, wait_source,
                        write_file)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import HttpdServer, request
+from mc_client import request
+from mc_server import HttpdServer
 from mc_stores import SOURCE_LOG_CONF, compress, get, write_file
 
 SITE = SOURCE_LOG_CONF + """

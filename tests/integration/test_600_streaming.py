@@ -7,8 +7,11 @@ import time
 
 import pytest
 
-from mc_env import (HttpdServer, StreamDecoder, ZSTD_MAX_WINDOW, big_body_blocks, open_stream,
-                    rss_kib, start_main, zstd_window)
+from mc_bodies import big_body_blocks
+from mc_client import open_stream
+from mc_decode import StreamDecoder, ZSTD_MAX_WINDOW, zstd_window
+from mc_process import rss_kib
+from mc_server import HttpdServer, start_main
 
 CODINGS = [("/cgi-bin/", "gzip"), ("/cgi-bin/", "br"), ("/cgi-bin/", "zstd"),
            ("/cgi-all/", "deflate")]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""MultiCompressStatic: precompressed sidecars FILE.zst / FILE.br / FILE.gz (issue 6).
+"""MultiCompressStatic: precompressed sidecars FILE.zst / FILE.br / FILE.gz.
 
 A fresh sidecar of the negotiated encoding is sent as it is on disk, with the original's
 Content-Type, ETag (plus the coding's suffix) and Last-Modified, the sidecar's Content-Length and
@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import (ZSTD_MAX_WINDOW, HttpdServer, assert_vary_once, decode, static_file,
-                    suffixed, text_body, zstd_window)
+from mc_bodies import static_file, text_body
+from mc_client import assert_vary_once, suffixed
+from mc_decode import ZSTD_MAX_WINDOW, decode, zstd_window
+from mc_server import HttpdServer
 from mc_stores import (SOURCE_LOG_CONF, SUFFIX, Sourced, compress, copy_static, get,
                        log_lines_matching, reference, set_mtime, write_file, write_sidecar)
 

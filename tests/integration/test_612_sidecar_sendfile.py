@@ -13,7 +13,8 @@ import re
 import time
 from pathlib import Path
 
-from mc_env import decode, request
+from mc_client import request
+from mc_decode import decode
 from mc_stores import write_sidecar
 from mc_tls import TlsServer, curl
 

@@ -1,101 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
-"""MultiCompressCache: compressed bodies of static files in a socache store (issue 6).
+"""MultiCompressCache: compressed bodies of static files in a socache store.
 
 The first request of a file is a miss, compressed live at the normal level and stored; the
 upgrade worker then stores a stronger copy (MultiCompressCacheLevel: br 11, zstd 19, gzip 9), so
 a later request is a hit with a smaller body. Keys carry path, size, mtime, inode and encoding:
-an edited or touched file is never served stale. A store that is down (nothing listening, or
-killed mid-test) means live compression, never a failed request, and one MC00040 line per
-process. Stores: shmcb, and real memcached and redis-server processes (mc_stores.StoreProcess)
-on free loopback ports.
+an edited or touched file is never served stale. Stores: shmcb, and real memcached and
+redis-server processes (mc_stores.StoreProcess) on free loopback ports. Stores that are down, a
+fleet sharing one store, stopping during an upgrade: test_621_cache_stores.py; the helpers both
+use: mc_cache.py.
 """
 from __future__ import annotations
 
 import os
-import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-from mc_env import (LEVEL_RE, ZSTD_MAX_WINDOW, HttpdServer, assert_vary_once, decode, suffixed,
-                    zstd_window)
-from mc_stores import (SOURCE_LOG_CONF, Sourced, StoreProcess, copy_static, dead_store_spec, get,
-                       log_lines_matching, pid_of_log_line, poll_until, reference, set_mtime,
-                       write_file, write_sidecar)
+from mc_cache import (CODINGS, check_body, check_hit, copy_of, miss_then_upgrade, new_server,
+                      wait_upgraded)
+from mc_client import assert_vary_once, suffixed
+from mc_decode import decode
+from mc_stores import StoreProcess, get, reference, set_mtime, write_file, write_sidecar
 
-CODINGS = ("zstd", "br", "gzip")
 STORES = ("shmcb", "memcache", "redis")
-STORE_DOWN = r"MC00040"
-# what mod_socache_memcache / mod_socache_redis log themselves for each failed call
-PROVIDER_ERRORS = r"AH00790|AH00791|AH03478|AH03479"
-ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 32\nMaxRequestWorkers 32\n"
-             "MinSpareThreads 1\nMaxSpareThreads 32\n")
-UPGRADE_WAIT = 8.0  # seconds for the worker to store the strong copy (br 11 of 85 KB: ~0.1 s)
-
-SITE = SOURCE_LOG_CONF + """
-MultiCompressCache On
-@STORE_LINE@
-Alias /c "@DOCS@/cache"
-<Directory "@DOCS@/cache">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-</Directory>
-# bodies over 2 KB compressed are not cached
-Alias /small "@DOCS@/cache-small"
-<Directory "@DOCS@/cache-small">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-    MultiCompressCacheMaxEntry 2K
-</Directory>
-# a weaker strong copy: br 6
-Alias /lvl "@DOCS@/cache-lvl"
-<Directory "@DOCS@/cache-lvl">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-    MultiCompressCacheLevel br 6
-</Directory>
-# a cache level below the live level: no upgrade
-Alias /noup "@DOCS@/cache-noup"
-<Directory "@DOCS@/cache-noup">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-    MultiCompressCacheLevel zstd 1
-</Directory>
-# sidecars first, then the cache
-Alias /both "@DOCS@/cache-both"
-<Directory "@DOCS@/cache-both">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-    MultiCompressStatic On
-</Directory>
-Alias /nocache "@DOCS@/nocache"
-<Directory "@DOCS@/nocache">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-    MultiCompressCache Off
-</Directory>
-"""
-DIRS = ("cache", "cache-small", "cache-lvl", "cache-noup", "cache-both", "nocache")
-PREFIX_DIR = {"/c": "cache", "/small": "cache-small", "/lvl": "cache-lvl",
-              "/noup": "cache-noup", "/both": "cache-both", "/nocache": "nocache"}
-
-
-def site(store_spec: str | None, docs: str = "@HTDOCS@") -> str:
-    line = f"MultiCompressCacheStore {store_spec}" if store_spec else "# default store: shmcb"
-    return SITE.replace("@STORE_LINE@", line).replace("@DOCS@", docs)
-
-
-def store_module(kind: str) -> list[str]:
-    return ["socache_shmcb"] if kind == "shmcb" else [f"socache_{kind}"]
-
-
-def new_server(env, name: str, store_kind: str, store_spec: str | None,
-               docs: str = "@HTDOCS@") -> HttpdServer:
-    return HttpdServer(env, name, site_template=None, extra_conf=site(store_spec, docs),
-                       extra_modules=store_module(store_kind),
-                       htdocs_copies=[(d, "static") for d in DIRS])
 
 
 @pytest.fixture(scope="module", params=STORES)
@@ -120,65 +48,6 @@ def srv(request, env):
             s.stop()
         if store is not None:
             store.cleanup()
-
-
-def copy_of(srv: HttpdServer, name: str, prefix: str = "/c") -> tuple[str, Path]:
-    return copy_static(srv, name, prefix, PREFIX_DIR[prefix])
-
-
-def check_body(got: Sourced, coding: str, original: bytes) -> int:
-    """Status, Content-Encoding, exact decoded bytes, Content-Length, Vary; returns the size."""
-    r = got.resp
-    assert r.status == 200, r
-    assert r.header_all("Content-Encoding") == [coding], r
-    assert decode(r.body, coding) == original, "decoded body differs from the file"
-    assert r.header_all("Content-Length") in ([], [str(len(r.body))]), r
-    assert_vary_once(r)
-    if coding == "zstd":
-        assert zstd_window(r.body) <= ZSTD_MAX_WINDOW
-    assert got.note == got.env, got
-    return len(r.body)
-
-
-def check_hit(got: Sourced, ref: Sourced, coding: str, original: bytes, *, head=False) -> None:
-    """A cache hit: every header of a compressed static response, source 'cache'."""
-    r = got.resp
-    assert r.status == 200, r
-    assert r.header_all("Content-Encoding") == [coding], r
-    assert r.header("Content-Type") == ref.resp.header("Content-Type"), r
-    assert r.header_all("ETag") == [suffixed(ref.resp.header("ETag"), coding)], r
-    assert r.header_all("Last-Modified") == [ref.resp.header("Last-Modified")], r
-    assert_vary_once(r)
-    if head:
-        assert r.body == b""
-    else:
-        assert r.header_all("Content-Length") == [str(len(r.body))], r
-        assert decode(r.body, coding) == original
-    assert got.note == "cache", f"source note {got.note!r} on a cache hit: {r!r}"
-    assert got.env == "cache", f"MULTICOMPRESS_SOURCE {got.env!r} on a cache hit"
-
-
-def wait_upgraded(srv: HttpdServer, url: str, coding: str, original: bytes,
-                  live_size: int) -> Sourced:
-    """Polls until a response is smaller than the live one: the upgrade worker's strong copy."""
-
-    def upgraded():
-        got = get(srv, url, coding)
-        return got if check_body(got, coding, original) < live_size else None
-
-    up = poll_until(upgraded, timeout=UPGRADE_WAIT)
-    assert up, (f"no smaller (upgraded) body within {UPGRADE_WAIT}s; "
-                f"{srv.store_kind}: {log_lines_matching(srv, 'cache')[-5:]}")
-    return up
-
-
-def miss_then_upgrade(srv: HttpdServer, url: str, coding: str, original: bytes
-                      ) -> tuple[Sourced, Sourced]:
-    """First request: a live miss; then the upgraded hit. Returns (miss, upgraded)."""
-    miss = get(srv, url, coding)
-    live_size = check_body(miss, coding, original)
-    assert miss.note == "live", f"first request of a new file: {miss.note!r}"
-    return miss, wait_upgraded(srv, url, coding, original, live_size)
 
 
 # ---- miss, hit, upgrade
@@ -362,209 +231,3 @@ def test_mc_620_11_concurrent_first_requests(shm):
     for c, got in results:
         check_body(got, c, original)
         assert got.note in ("live", "cache"), got
-
-
-# ---- stores that are down
-
-@pytest.mark.parametrize("kind", ["memcache", "redis"])
-def test_mc_620_12_store_not_listening(env, make_server, log_allow, kind):
-    """Nothing listens on the store's port: every request is live and correct; MC00040 at most
-    once per child process."""
-    log_allow.extend([STORE_DOWN, PROVIDER_ERRORS])
-    srv = make_server(f"cache-down-{kind}", site_template=None,
-                      extra_conf=site(dead_store_spec(kind)), extra_modules=store_module(kind),
-                      htdocs_copies=[(d, "static") for d in DIRS])
-    srv.store_kind = kind
-    srv.start()
-    url, path = copy_of(srv, "page.html")
-    original = path.read_bytes()
-    t0 = time.monotonic()
-    for i in range(12):
-        coding = CODINGS[i % 3]
-        got = get(srv, url, coding)
-        check_body(got, coding, original)
-        assert got.note == "live", got
-    assert time.monotonic() - t0 < 10, "a down store slows every request"
-    lines = poll_until(lambda: log_lines_matching(srv, STORE_DOWN), timeout=2)
-    assert lines, "no MC00040 line for a store that is down"
-    pids = [pid_of_log_line(l) for l in lines]
-    assert len(pids) == len(set(pids)), "MC00040 more than once per process:\n" + "\n".join(lines)
-
-
-@pytest.mark.parametrize("kind", ["memcache", "redis"])
-def test_mc_620_13_store_killed_mid_test(env, make_server, log_allow, kind):
-    """The store dies after serving hits: requests go on, correct: the entry the child verified
-    and keeps in its tier (MultiCompressCacheLocal) is still a hit, the rest is live."""
-    log_allow.extend([STORE_DOWN, PROVIDER_ERRORS])
-    store = StoreProcess(kind).start()
-    srv = None
-    try:
-        srv = make_server(f"cache-kill-{kind}", site_template=None, extra_conf=site(store.spec),
-                          extra_modules=store_module(kind), mpm_conf=ONE_CHILD,
-                          htdocs_copies=[(d, "static") for d in DIRS])
-        srv.store_kind = kind
-        srv.store = store
-        srv.start()
-        url, path = copy_of(srv, "page.html")
-        original = path.read_bytes()
-        ref = reference(srv, url)
-        _, up = miss_then_upgrade(srv, url, "zstd", original)
-        check_hit(up, ref, "zstd", original)
-        assert store.item_count() >= 1
-        store.kill()
-        for i in range(9):
-            coding = CODINGS[i % 3]
-            got = get(srv, url, coding)
-            check_body(got, coding, original)
-            if coding == "zstd":
-                assert got.note == "cache" and got.resp.body == up.resp.body, got
-            else:
-                assert got.note == "live", got
-        lines = poll_until(lambda: log_lines_matching(srv, STORE_DOWN), timeout=2)
-        assert lines, "no MC00040 line after the store died"
-        pids = [pid_of_log_line(l) for l in lines]
-        assert len(pids) == len(set(pids)), "\n".join(lines)
-    finally:
-        if srv is not None:
-            srv.stop()
-        store.cleanup()
-
-
-# ---- a fleet: two servers, one store
-
-@pytest.mark.parametrize("kind", ["memcache", "redis"])
-def test_mc_620_14_two_servers_share_one_store(env, make_server, kind):
-    """Server B's first request of a file that server A upgraded is a hit (same path, same
-    file), so a fleet compresses each file once."""
-    store = StoreProcess(kind).start()
-    a = b = None
-    try:
-        # One site behind one name: the servers' ServerName (with the public port) is the same,
-        # so are their cache keys.
-        fleet_name = "ServerName www.fleet.test:80\n"
-        a = make_server(f"fleet-a-{kind}", site_template=None,
-                        extra_conf=fleet_name + site(store.spec),
-                        extra_modules=store_module(kind),
-                        htdocs_copies=[(d, "static") for d in DIRS])
-        a.store_kind, a.store = kind, store
-        a.start()
-        # B serves A's directory (one file, one key)
-        b = make_server(f"fleet-b-{kind}", site_template=None,
-                        extra_conf=fleet_name + site(store.spec, docs=str(a.htdocs)),
-                        extra_modules=store_module(kind))
-        b.store_kind, b.store = kind, store
-        b.start()
-        url, path = copy_of(a, "data.json")
-        original = path.read_bytes()
-        ref = reference(b, url)
-        _, up = miss_then_upgrade(a, url, "br", original)
-        got = get(b, url, "br")
-        check_hit(got, ref, "br", original)
-        assert got.resp.body == up.resp.body
-    finally:
-        # the servers first: an upgrade still running must not find the store gone
-        for s in (b, a):
-            if s is not None:
-                s.stop()
-        store.cleanup()
-
-
-@pytest.mark.parametrize("kind", ["memcache", "redis"])
-def test_mc_620_15_store_down_logs_do_not_grow_with_requests(env, make_server, log_allow, kind):
-    """Issue 6: a store that is down means live compression "with one log line". Whatever the
-    store's own module logs for the first failure, more requests must not add more lines (a busy
-    server would otherwise write two [crit]/[error] lines per request). One child: the line is
-    one per process, and with two a loaded machine may send the whole first burst to one of
-    them, so the other's first line would land in the second burst."""
-    log_allow.extend([STORE_DOWN, PROVIDER_ERRORS])
-    srv = make_server(f"cache-quiet-{kind}", site_template=None,
-                      extra_conf=site(dead_store_spec(kind)), extra_modules=store_module(kind),
-                      htdocs_copies=[(d, "static") for d in DIRS], mpm_conf=ONE_CHILD)
-    srv.store_kind = kind
-    srv.start()
-    url, path = copy_of(srv, "page.html")
-    original = path.read_bytes()
-
-    def burst():
-        for i in range(12):
-            check_body(get(srv, url, CODINGS[i % 3]), CODINGS[i % 3], original)
-        time.sleep(0.3)  # let the log lines land
-        return [l for l in srv.log_lines() if LEVEL_RE.search(l)]
-
-    first = burst()
-    second = burst()
-    assert first, "nothing logged for a store that is down"
-    new = second[len(first):]
-    assert not new, (f"{len(new)} more [warn]+ lines for 12 more requests "
-                     f"(first burst: {len(first)}):\n" + "\n".join(new[:6]))
-
-
-def _cpu_seconds(pids) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime + stime
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-@pytest.mark.parametrize("kind", ["memcache", "redis"])
-def test_mc_620_16_no_strong_copies_for_a_store_that_is_down(env, make_server, log_allow, kind):
-    """With the store down nothing can be kept, so the worker must not make br 11 / zstd 19
-    copies that are thrown away (each miss would cost a strong compression in the background).
-    Measured as the children's CPU time (their own, whatever else runs on the machine): 12 live
-    requests of page.html (85 KB) take ~0.02 s; with strong copies made, ~0.5 s."""
-    log_allow.extend([STORE_DOWN, PROVIDER_ERRORS])
-    srv = make_server(f"cache-cpu-{kind}", site_template=None,
-                      extra_conf=site(dead_store_spec(kind)), extra_modules=store_module(kind),
-                      htdocs_copies=[(d, "static") for d in DIRS])
-    srv.store_kind = kind
-    srv.start()
-    kids = srv.child_pids()
-
-    def cpu_for_12(prefix: str, settle: float) -> float:
-        url, path = copy_of(srv, "page.html", prefix)
-        original = path.read_bytes()
-        before = _cpu_seconds(kids)
-        for i in range(12):
-            check_body(get(srv, url, CODINGS[i % 3]), CODINGS[i % 3], original)
-        time.sleep(settle)  # the worker, if it runs, is done by then
-        return _cpu_seconds(kids) - before
-
-    live = cpu_for_12("/nocache", 0.2)
-    used = cpu_for_12("/c", 2.0)
-    upgrades = log_lines_matching(srv, r"upgraded to")
-    assert used < 2 * live + 0.15, (
-        f"{used:.2f} s of CPU for 12 requests with the store down, {live:.2f} s without the "
-        f"cache; {len(upgrades)} 'upgraded' trace lines")
-
-
-def test_mc_620_17_stop_does_not_wait_for_an_upgrade(env, make_server):
-    """A child exits at once even while its worker makes a strong copy of a large file (br 11
-    of 3 MB takes ~7 s): the running compression is cancelled. Before, the child waited for it
-    and httpd's parent escalated to SIGKILL after 3 s (AH00276/AH00277)."""
-    srv = make_server("cache-stop", site_template=None, extra_conf=site(None),
-                      extra_modules=store_module("shmcb"),
-                      htdocs_copies=[(d, "static") for d in DIRS])
-    srv.start()
-    lines = (srv.env.src_dir / "htdocs" / "static" / "page.html").read_bytes().splitlines(True)
-    rng = random.Random(7)
-    big = bytearray()
-    while len(big) < 3_000_000:
-        big += b"%d " % rng.randrange(10**6) + rng.choice(lines)
-    write_file(srv.htdocs / "cache" / "big.txt", bytes(big), mtime=time.time() - 1000)
-    miss = get(srv, "/c/big.txt", "br")
-    check_body(miss, "br", bytes(big))
-    assert miss.note == "live", miss
-    assert poll_until(lambda: log_lines_matching(srv, r"cache: stored br at level"), timeout=5)
-    time.sleep(0.5)  # the worker has taken the job: br 11 is running
-    assert not log_lines_matching(srv, r"upgraded to br"), "the upgrade finished too soon"
-    mark = srv.log_size()
-    t0 = time.monotonic()
-    srv.stop()
-    took = time.monotonic() - t0
-    escalated = log_lines_matching(srv, r"AH0027[4-7]", mark)
-    assert took < 2.5 and not escalated, f"stop took {took:.1f} s; {escalated}"

@@ -20,8 +20,9 @@ import time
 import pytest
 import zstandard
 
+from mc_client import request
+from mc_decode import ZSTD_MAX_WINDOW, decode, zstd_window
 from mc_entries import make_entry, parse_entry, store_get, store_key, store_set
-from mc_env import ZSTD_MAX_WINDOW, decode, request, zstd_window
 from mc_stores import (SOURCE_LOG_CONF, StoreProcess, copy_static, get, log_lines_matching,
                        poll_until, set_mtime)
 

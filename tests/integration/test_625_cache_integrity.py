@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""MultiCompressCache entries are verified before a byte is sent (issue 10, item 4).
+"""MultiCompressCache entries are verified before a byte is sent.
 
 memcached and redis are shared by a fleet and have no authentication by default, so the store
 may hold anything under the module's key: an entry cut short, a flipped byte, another file's or
@@ -29,8 +29,11 @@ from pathlib import Path
 
 import pytest
 
+from mc_client import assert_vary_once
+from mc_decode import decode
 from mc_entries import make_entry, parse_entry, store_get, store_key, store_keys, store_set
-from mc_env import HttpdServer, assert_vary_once, decode, free_port
+from mc_process import free_port
+from mc_server import HttpdServer
 from mc_stores import (SOURCE_LOG_CONF, Sourced, StoreProcess, copy_static, get,
                        log_lines_matching, poll_until, set_mtime, write_file)
 

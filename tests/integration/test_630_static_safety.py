@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sidecars and the cache: what may be sent (issue 10, items 2 and 9).
+"""Sidecars and the cache: what may be sent.
 
 A sidecar (FILE.zst, FILE.br, FILE.gz) is sent only when httpd itself would send that file at
 its own URL to the same client: the symlink Options (FollowSymLinks, SymLinksIfOwnerMatch,
@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import LEVEL_RE, HttpdServer, decode, request
+from mc_client import request
+from mc_decode import decode
+from mc_server import HttpdServer, LEVEL_RE
 from mc_stores import (SOURCE_LOG_CONF, SUFFIX, compress, copy_static, get, log_lines_matching,
                        poll_until, pid_of_log_line, reference, write_file, write_sidecar)
 

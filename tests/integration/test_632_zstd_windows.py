@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from mc_decode import ZSTD_MAX_WINDOW, decode
 from mc_entries import make_entry, parse_entry, store_get, store_key, store_set
-from mc_env import ZSTD_MAX_WINDOW, HttpdServer, decode
+from mc_server import HttpdServer
 from mc_stores import (SOURCE_LOG_CONF, StoreProcess, get, log_lines_matching, poll_until,
                        write_file)
 

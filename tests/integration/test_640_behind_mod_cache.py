@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""mod_cache in front of sidecar and cache hits (issue 10, item 3).
+"""mod_cache in front of sidecar and cache hits.
 
 When a cached entry goes stale, mod_cache revalidates with its own If-None-Match /
 If-Modified-Since; the module's handler must end that request as httpd's default handler does
@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from mc_env import HttpdServer, Response, decode, request, suffixed
+from mc_client import Response, request, suffixed
+from mc_decode import decode
+from mc_server import HttpdServer
 from mc_stores import SOURCE_LOG_CONF, copy_static, get, poll_until, write_sidecar
 
 CODINGS = ("zstd", "br", "gzip")
@@ -231,7 +233,7 @@ def test_mc_640_02_conditional_requests(site):
     # 200 instead, which the loop above accepts)
     # With CacheQuickHandler Off, mod_cache compares the client's If-None-Match only after the
     # fixups, where the module has stripped the coding suffix, so a cached entry answers with
-    # the full 200 (correct, not optimal; see the report of issue 10).
+    # the full 200 (correct, not optimal).
     for source in ("plain", *(SOURCES if site.quick == "On" else ())):
         for coding in CODINGS:
             tag = site.etag[source] if source == "plain" else suffixed(site.etag[source], coding)

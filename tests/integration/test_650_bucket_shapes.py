@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from mc_env import (StreamDecoder, assert_encoded, assert_vary_once, mctest_body, open_stream,
-                    request)
+from mc_bodies import mctest_body
+from mc_client import assert_encoded, assert_vary_once, open_stream, request
+from mc_decode import StreamDecoder
 
 CODINGS = ["gzip", "br", "zstd", "deflate", None]
 
@@ -72,7 +73,7 @@ def test_mc_650_04_no_body_statuses(main, status, coding):
     assert resp.status == status
     assert resp.header("Content-Encoding") is None
     assert resp.body == b""
-    # A 304 carries the ETag the 200 would carry (issue 3, RFC 9110 §15.4.5): with the coding's
+    # A 304 carries the ETag the 200 would carry (RFC 9110 §15.4.5): with the coding's
     # suffix when the 200 is compressed. A 204 has no representation: its ETag is untouched.
     if status == 304 and coding is not None:
         assert resp.header("ETag") == f'"mctest-{coding}"'

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from mc_env import HttpdServer, free_port
+from mc_process import free_port
+from mc_server import HttpdServer
 
 # Directives placed on a line of their own at the end of the configuration.
 INVALID = [

@@ -3,7 +3,8 @@
 import itertools
 from concurrent.futures import ThreadPoolExecutor
 
-from mc_env import assert_encoded, request, static_file, text_body
+from mc_bodies import static_file, text_body
+from mc_client import assert_encoded, request
 
 FILES = ["page.html", "style.css", "app.js", "data.json", "logo.svg", "license.txt",
          "small.html"]

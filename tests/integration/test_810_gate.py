@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from mc_client import assert_encoded, request
 from mc_drop_in import start_dropin, stop_checked
-from mc_env import assert_encoded, request
 
 # A fixed socket send buffer: with autotuning, loopback buffers grow to megabytes and swallow
 # a whole compressed body, and no client would ever stall the server.

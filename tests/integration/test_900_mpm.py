@@ -2,7 +2,9 @@
 """Smoke subset under every MPM: event (the main server), worker and prefork."""
 import pytest
 
-from mc_env import assert_encoded, request, start_main, static_file
+from mc_bodies import static_file
+from mc_client import assert_encoded, request
+from mc_server import start_main
 from test_600_streaming import stream_first_line
 from test_800_concurrency import run_concurrently
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The integration suite and a short soak against the ASan+UBSan build of mod_multicompress,
-# loaded into Debian's stock /usr/sbin/apache2 (issue 7).
+# loaded into Debian's stock /usr/sbin/apache2.
 #
 #   tests/soak/asan_run.sh                 # build the asan-ubsan preset, run everything
 #   tests/soak/asan_run.sh -k 'not 460'    # extra arguments go to pytest

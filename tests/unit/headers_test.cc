@@ -109,9 +109,8 @@ TEST(AlterEtagTest, AddSuffixStrongAndWeak) {
 }
 
 TEST(AlterEtagTest, BackendTagsThatEndInOurSuffixes) {
-    // Issue 10 item 5: a backend's tag that already ends in one of our suffixes still gets a
-    // distinct tag per representation: a coded one always gets its suffix, an identity one
-    // the "-identity" escape.
+    // A backend's tag that already ends in one of our suffixes still gets a distinct tag per
+    // representation: a coded one always gets its suffix, an identity one the "-identity" escape.
     EXPECT_EQ(mc::alter_etag("\"v1-gzip\"", Coding::kGzip, ETagMode::kAddSuffix),
               "\"v1-gzip-gzip\"");
     EXPECT_EQ(mc::alter_etag("\"v1-gzip\"", Coding::kIdentity, ETagMode::kAddSuffix),

@@ -50,6 +50,7 @@ TEST(MetricsLayoutTest, WordsAreDistinctAndInRange) {
         add(mc::metrics::bytes_out_word(coding));
         add(mc::metrics::cpu_ns_word(coding));
         add(mc::metrics::live_bytes_in_word(coding));
+        add(mc::metrics::live_bytes_out_word(coding));
     }
     for (std::size_t w = 0; w < mc::metrics::kWhyCount; ++w) add(mc::metrics::why_word(Why(w)));
     for (std::size_t e = 0; e < mc::metrics::kEventCount; ++e) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // decide(): which responses are left alone (docs/contract.md "Left unchanged"), env opt-outs,
 // MinLength, and which filters' codings may be chosen.
+// MultiCompressCrossSite, MultiCompressCPUBudget and the reasons: policy_budget_test.cc.
 #include "mc/policy.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "mc/coding.h"
 #include "mc/config.h"
+#include "policy_util.h"
 
 namespace {
 
@@ -18,38 +20,14 @@ using mc::CodingSet;
 using mc::Config;
 using mc::Decision;
 using mc::ResponseView;
-
-const CodingSet kAllFilters{Coding::kGzip, Coding::kDeflate, Coding::kBrotli, Coding::kZstd};
-const CodingSet kDeflateFilter{Coding::kGzip, Coding::kDeflate};  // DEFLATE
-const CodingSet kBrotliFilter{Coding::kBrotli};                   // BROTLI_COMPRESS
-const CodingSet kZstdFilter{Coding::kZstd};                       // ZSTD
-
-/// A plain compressible 200 from a client that accepts everything.
-ResponseView base_view() {
-    ResponseView v;
-    v.status = 200;
-    v.content_type = "text/html; charset=utf-8";
-    v.body_length = 10000;
-    v.accept_encoding = "gzip, deflate, br, zstd";
-    v.accept_encoding_present = true;
-    return v;
-}
-
-std::string token(Coding c) {
-    return std::string(mc::coding_token(c));
-}
-
-Decision verdict(const ResponseView& v, const Config& cfg = Config{},
-                 CodingSet filters = kAllFilters) {
-    return mc::decide(v, cfg, filters);
-}
-
-void expect_identity(const Decision& d, bool vary = true) {
-    EXPECT_EQ(token(d.coding), "identity");
-    ASSERT_NE(d.reason, nullptr);
-    EXPECT_STRNE(d.reason, "") << "an identity decision must say why (TRACE1 log)";
-    EXPECT_EQ(d.vary, vary);
-}
+using mc_test::base_view;
+using mc_test::expect_identity;
+using mc_test::kAllFilters;
+using mc_test::kBrotliFilter;
+using mc_test::kDeflateFilter;
+using mc_test::kZstdFilter;
+using mc_test::token;
+using mc_test::verdict;
 
 TEST(DecideTest, BaselineCompressesWithServerPreference) {
     const Decision d = verdict(base_view());
@@ -356,105 +334,6 @@ TEST(IsTextHtmlTest, Table) {
     EXPECT_FALSE(mc::is_text_html("text/html5"));
     EXPECT_FALSE(mc::is_text_html("application/xhtml+xml"));
     EXPECT_FALSE(mc::is_text_html("text/html, text/plain"));
-}
-
-// ---- MultiCompressCrossSite (BREACH): credentialed cross-site requests get identity.
-
-TEST(DecideTest, CrossSiteIdentityLeavesCredentialedCrossSiteRequestsAlone) {
-    Config cfg;
-    cfg.cross_site = mc::CrossSiteMode::kIdentity;
-    ResponseView v = base_view();
-    v.cross_site_with_credentials = true;
-    expect_identity(verdict(v, cfg));
-    // Without the policy, or for any other request, nothing changes.
-    EXPECT_EQ(token(verdict(v).coding), "zstd");
-    v.cross_site_with_credentials = false;
-    EXPECT_EQ(token(verdict(v, cfg).coding), "zstd");
-    cfg.cross_site = mc::CrossSiteMode::kCompress;
-    v.cross_site_with_credentials = true;
-    EXPECT_EQ(token(verdict(v, cfg).coding), "zstd");
-}
-
-TEST(DecideTest, CrossSiteIdentityOverridesForceGzip) {
-    Config cfg;
-    cfg.cross_site = mc::CrossSiteMode::kIdentity;
-    ResponseView v = base_view();
-    v.cross_site_with_credentials = true;
-    v.env_force_gzip = true;
-    v.accept_encoding = "";
-    expect_identity(verdict(v, cfg));
-}
-
-TEST(DecideTest, IdentityDecisionsSayWhyForTheCounters) {
-    using mc::metrics::Why;
-    ResponseView v = base_view();
-    v.body_length = 10;
-    EXPECT_EQ(verdict(v).why, Why::kTooSmall);
-    v = base_view();
-    v.accept_encoding = "identity";
-    EXPECT_EQ(verdict(v).why, Why::kNotAcceptable);
-    v = base_view();
-    v.response_cache_control = "no-transform";
-    EXPECT_EQ(verdict(v).why, Why::kNoTransform);
-    v = base_view();
-    v.content_encoding = "gzip";
-    EXPECT_EQ(verdict(v).why, Why::kAlreadyEncoded);
-    v = base_view();
-    v.request_has_range = true;
-    EXPECT_EQ(verdict(v).why, Why::kRange);
-    v = base_view();
-    v.env_no_gzip = true;
-    EXPECT_EQ(verdict(v).why, Why::kEnv);
-    v = base_view();
-    v.status = 204;
-    EXPECT_EQ(verdict(v).why, Why::kStatus);
-    Config cfg;
-    cfg.cross_site = mc::CrossSiteMode::kIdentity;
-    v = base_view();
-    v.cross_site_with_credentials = true;
-    EXPECT_EQ(verdict(v, cfg).why, Why::kCrossSite);
-}
-
-// ---- MultiCompressCPUBudget: the step changes the decision, never a decision to leave alone.
-
-TEST(DecideTest, BudgetStepsLowerTheLevelThenTheCodingThenCompressNothing) {
-    using mc::BudgetStep;
-    ResponseView v = base_view();
-    v.accept_encoding = "br, gzip";
-    Config cfg;
-    ASSERT_TRUE(mc::add_encoding(cfg, "br").is_ok());
-    ASSERT_TRUE(mc::add_encoding(cfg, "gzip").is_ok());
-    ASSERT_TRUE(mc::add_encoding(cfg, "zstd").is_ok());
-    Decision d = mc::decide(v, cfg, kAllFilters, BudgetStep::kNone);
-    EXPECT_EQ(token(d.coding), "br");
-    EXPECT_EQ(d.budget, BudgetStep::kNone);
-    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kLower);
-    EXPECT_EQ(token(d.coding), "br");
-    EXPECT_EQ(d.budget, BudgetStep::kLower);
-    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kLowest);
-    EXPECT_EQ(token(d.coding), "br");
-    // The cheapest the client accepts: gzip (it does not accept zstd).
-    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kCheapest);
-    EXPECT_EQ(token(d.coding), "gzip");
-    v.accept_encoding = "br, gzip, zstd";
-    EXPECT_EQ(token(mc::decide(v, cfg, kAllFilters, BudgetStep::kCheapest).coding), "zstd");
-    // ... among the codings our filters on the response offer.
-    EXPECT_EQ(token(mc::decide(v, cfg, kBrotliFilter, BudgetStep::kCheapest).coding), "br");
-    d = mc::decide(v, cfg, kAllFilters, BudgetStep::kIdentity);
-    expect_identity(d);
-    EXPECT_EQ(d.why, mc::metrics::Why::kBudget);
-}
-
-TEST(DecideTest, BudgetNeverCompressesWhatIsLeftAlone) {
-    ResponseView v = base_view();
-    v.request_has_range = true;
-    const Decision d = mc::decide(v, Config{}, kAllFilters, mc::BudgetStep::kCheapest);
-    expect_identity(d);
-    EXPECT_EQ(d.why, mc::metrics::Why::kRange);
-    v = base_view();
-    v.accept_encoding = "identity";
-    EXPECT_EQ(mc::decide(v, Config{}, kAllFilters, mc::BudgetStep::kCheapest).why,
-              mc::metrics::Why::kNotAcceptable);
 }
 
 }  // namespace

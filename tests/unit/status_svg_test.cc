@@ -81,6 +81,7 @@ Totals sample() {
     t[mc::metrics::bytes_in_word(Coding::kGzip)] = 70000;
     t[mc::metrics::live_bytes_in_word(Coding::kGzip)] = 70000;
     t[mc::metrics::bytes_out_word(Coding::kGzip)] = 14000;
+    t[mc::metrics::live_bytes_out_word(Coding::kGzip)] = 14000;
     t[mc::metrics::cpu_ns_word(Coding::kGzip)] = 1500000000;
     t[mc::metrics::bytes_in_word(Coding::kBrotli)] = 35000;
     t[mc::metrics::bytes_out_word(Coding::kBrotli)] = 5000;
@@ -135,7 +136,10 @@ TEST(StatusSvgTest, ShowsBytesPerCodingAndSourceAndCpu) {
         return e == nullptr ? std::string("(none)") : e->attrs.at("width");
     };
     EXPECT_EQ(width("gzip: 70000 bytes in, compressed live"), "200");
-    EXPECT_EQ(width("gzip: 14000 bytes out"), "40");
+    EXPECT_EQ(width("gzip: 14000 bytes out, compressed live"), "40");
+    EXPECT_EQ(width("gzip: 0 bytes out, from a sidecar or the cache"), "0");
+    EXPECT_EQ(width("br: 0 bytes out, compressed live"), "0");
+    EXPECT_EQ(width("br: 5000 bytes out, from a sidecar or the cache"), "14");
     EXPECT_EQ(width("br: 0 bytes in, compressed live"), "0");
     EXPECT_EQ(width("br: 35000 bytes in, from a sidecar or the cache"), "100");
     EXPECT_EQ(width("1.500 s of 12.000 s"), "25");
@@ -214,6 +218,7 @@ Totals metrics_sample() {
     t[mc::metrics::why_word(Why::kNotAcceptable)] = 1;
     t[mc::metrics::bytes_in_word(Coding::kGzip)] = 70000;
     t[mc::metrics::bytes_out_word(Coding::kGzip)] = 14000;
+    t[mc::metrics::live_bytes_out_word(Coding::kGzip)] = 14000;
     t[mc::metrics::cpu_ns_word(Coding::kGzip)] = 1500000000;
     t[mc::metrics::event_word(Event::kCacheRejected)] = 9;
     t[mc::metrics::event_word(Event::kInflateTooLarge)] = 1;

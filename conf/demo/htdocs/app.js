@@ -7,11 +7,10 @@
   'use strict';
   var MC = window.MC = {};
 
-  // The demo's pages, in menu order. EXTENSION POINTS: the two entries marked `later` become
-  // pages when the module gains those capabilities: drop `later`, write the page at `href`
-  // (copy dictionary/index.html), fill its "# ---- panel: NAME" block in httpd.conf.in (the page
-  // shows it where it says @CONFIG:NAME@), and add the page to PAGES in
-  // tests/browser/demo_check.mjs and a check of its values to tests/integration/test_497_demo.py.
+  // The demo's pages, in menu order. A new page: write it at `href` (copy dictionary/index.html),
+  // fill its "# ---- panel: NAME" block in httpd.conf.in (the page shows it where it says
+  // @CONFIG:NAME@), and add it to PAGES in tests/browser/demo_check.mjs and a check of its values
+  // to tests/integration/test_497_demo.py.
   MC.PANELS = [
     { id: 'overview', href: '/', title: 'Overview' },
     { id: 'negotiation', href: '/negotiation/', title: 'Negotiation',
@@ -28,11 +27,12 @@
       what: 'A gzip request body reaches the CGI decoded.' },
     { id: 'dictionary', href: '/dictionary/', title: 'Dictionaries',
       what: 'A hashed bundle updated from one release to the next, as dcz.' },
-    { id: 'site-dictionary', href: '/site-dictionary/', title: 'Site dictionary', later: true,
-      what: 'Later: a dictionary announced with Link: rel="compression-dictionary"; the second ' +
-            'navigation arrives as dcz.' },
-    { id: 'delta-sidecars', href: '/delta-sidecars/', title: 'Delta sidecars', later: true,
-      what: 'Later: FILE.dcz-<hash> deltas made at deploy time by multicompress-precompress.' },
+    { id: 'delta-sidecars', href: '/delta-sidecars/', title: 'Delta sidecars',
+      what: 'The deltas between releases, FILE.dcz-<hash>, written once by ' +
+            'multicompress-precompress and sent as they are.' },
+    { id: 'site-dictionary', href: '/site-dictionary/', title: 'Site dictionary',
+      what: 'A dictionary trained on the site\'s pages, announced with Link: the next page ' +
+            'arrives as dcz.' },
     { id: 'status', href: '/status/', title: 'Status page',
       what: 'The module\'s section of /server-status, with its picture.' },
     { id: 'prometheus', href: '/prometheus/', title: 'Prometheus',
@@ -85,18 +85,32 @@
       d.source = 'browser';
       d.detail = 'from the browser\'s cache: nothing on the wire';
     } else if (coding === 'dcz') {
-      // Any dcz response: a bundle release against the previous one, and (EXTENSION POINTS)
-      // a page against the site dictionary its Link header announced, or a delta sidecar
-      // FILE.dcz-<hash> (its module source then says "sidecar").
+      // Any dcz response: a bundle release against another one (from the delta sidecar
+      // FILE.dcz-<hash> the tool wrote, its module source then "sidecar"), or a page against
+      // the site dictionary its Link header announced.
       d.source = 'dictionary';
-      d.detail = 'against a dictionary this browser held' +
-                 (d.moduleSource ? ' (compressed: ' + d.moduleSource + ')' : '');
+      d.detail = 'against a dictionary this browser held' + (d.moduleSource ? ': ' + MC.madeBy(d) : '');
     } else if (d.moduleSource) {
       d.source = d.moduleSource;
     } else {
       d.detail = 'not seen by the module (or no Server-Timing)';
     }
     return d;
+  };
+
+  // Base64 (a Structured Field byte sequence's content) as lower-case hex.
+  MC.hex = function (b64) {
+    try {
+      return Array.prototype.map.call(atob(b64), function (c) {
+        return ('0' + c.charCodeAt(0).toString(16)).slice(-2);
+      }).join('');
+    } catch (e) { return ''; }
+  };
+
+  // How the module made a dcz response: what its mc-source says.
+  MC.madeBy = function (d) {
+    return { live: 'compressed now against it', cache: 'from the cache (compressed against it earlier)',
+             sidecar: 'sent from a delta sidecar, no compression' }[d.moduleSource] || '';
   };
 
   MC.sourceBadge = function (d) {
@@ -197,7 +211,6 @@
     var here = location.pathname;
     Array.prototype.forEach.call(document.querySelectorAll('nav.panels'), function (nav) {
       nav.replaceChildren.apply(nav, MC.PANELS.map(function (p) {
-        if (p.later) { return MC.el('span', { class: 'later', title: p.what, text: p.title + ' (later)' }); }
         var a = MC.el('a', { href: p.href, text: p.title });
         if (p.href === here) { a.setAttribute('aria-current', 'page'); }
         return a;

@@ -37,7 +37,7 @@ DictionaryCache::Entry& DictionaryCache::entry_for(const Shared& d) {
     return e;
 }
 
-void DictionaryCache::put(Shared d, const std::string& origin) {
+void DictionaryCache::put(const Shared& d, const std::string& origin) {
     const std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entry_for(d);
     e.origins.emplace(origin, 0);

@@ -219,6 +219,31 @@ std::string render_budget_gauges(double share, int step) {
     return out;
 }
 
+std::string render_dictionary_gauge(std::uint64_t bytes) {
+    std::string out;
+    appendf(out,
+            "# HELP multicompress_dictionary_memory_bytes Memory the children hold in compression "
+            "dictionaries and their prepared zstd tables.\n"
+            "# TYPE multicompress_dictionary_memory_bytes gauge\n"
+            "multicompress_dictionary_memory_bytes %" PRIu64 "\n",
+            bytes);
+    return out;
+}
+
+std::string render_dictionary_memory_auto(std::uint64_t bytes) {
+    std::string out;
+    appendf(out, "MultiCompressDictionaryMemory: %" PRIu64 "\n", bytes);
+    return out;
+}
+
+std::string render_dictionary_memory_html(std::uint64_t bytes) {
+    std::string out;
+    appendf(out,
+            "<p>Dictionaries held by the children (bytes and prepared tables): %" PRIu64 "</p>\n",
+            bytes);
+    return out;
+}
+
 std::string render_status_auto(const Totals& t) {
     std::string out;
     std::uint64_t all = get(t, response_word(Coding::kIdentity, Source::kIdentity));

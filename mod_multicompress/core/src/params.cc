@@ -50,8 +50,9 @@ namespace {
 int default_window(Coding c) {
     switch (c) {
         case Coding::kBrotli: return 22;  // BROTLI_DEFAULT_WINDOW
-        case Coding::kZstd: return 0;     // from the level; capped below
-        case Coding::kDcz: return 0;      // from the dictionary (tune)
+        case Coding::kZstd:               // from the level; capped below
+        case Coding::kDcz:                // from the dictionary (tune)
+            return 0;
         case Coding::kGzip:
         case Coding::kDeflate: return 15;  // MAX_WBITS
         case Coding::kIdentity: break;
@@ -118,7 +119,7 @@ EncoderParams tune(EncoderParams p) {
             p.window_log = window_for_length(p.size_hint, windows.min, cap, 0);
             break;
         }
-        case Coding::kDcz: break;  // handled above
+        case Coding::kDcz:  // handled above
         case Coding::kIdentity: break;
     }
     return p;

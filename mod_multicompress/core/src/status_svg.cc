@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -26,10 +27,11 @@ constexpr int kLegendH = 30;
 constexpr int kRowH = 40;
 constexpr int kCpuH = 34;
 
-// Bytes in compressed live / from a sidecar or the cache (no CPU), bytes out, CPU.
+// Bytes in and out, compressed live / from a sidecar or the cache (no CPU), then CPU.
 constexpr const char* kLiveColor = "#a9bdd3";
-constexpr const char* kStoredColor = "#6cb36c";
+constexpr const char* kStoredColor = "#9fd49f";
 constexpr const char* kOutColor = "#0066cc";
+constexpr const char* kStoredOutColor = "#2e8b3e";
 constexpr const char* kCpuColor = "#d9822b";
 constexpr const char* kTrackColor = "#eeeeee";
 constexpr const char* kBudgetColor = "#c0392b";
@@ -43,7 +45,7 @@ std::string fmt(const char* f, auto... args) {
 // A bar's width for `v` of `max`: at least 1 px for anything above zero.
 int width_of(double v, double max) {
     if (v <= 0 || max <= 0) return 0;
-    return std::clamp(static_cast<int>(v / max * kBarMax + 0.5), 1, kBarMax);
+    return std::clamp(static_cast<int>(std::lround(v / max * kBarMax)), 1, kBarMax);
 }
 
 double clamp01(double v) {
@@ -67,7 +69,7 @@ std::string percent(double share) {
 
 struct Row {
     Coding coding;
-    std::uint64_t in_live, in_stored, out;
+    std::uint64_t in_live, in_stored, out_live, out_stored;
     std::uint64_t live, sidecar, cache;
 };
 
@@ -80,12 +82,17 @@ void draw_row(std::string& out, const Row& r, int y, double max) {
          fmt("%s: %" PRIu64 " bytes in, compressed live", tok.c_str(), r.in_live));
     rect(out, kBarX + wl, y + 4, ws, 11, kStoredColor,
          fmt("%s: %" PRIu64 " bytes in, from a sidecar or the cache", tok.c_str(), r.in_stored));
-    rect(out, kBarX, y + 17, width_of(static_cast<double>(r.out), max), 11, kOutColor,
-         fmt("%s: %" PRIu64 " bytes out", tok.c_str(), r.out));
+    const int ol = width_of(static_cast<double>(r.out_live), max);
+    rect(out, kBarX, y + 17, ol, 11, kOutColor,
+         fmt("%s: %" PRIu64 " bytes out, compressed live", tok.c_str(), r.out_live));
+    rect(out, kBarX + ol, y + 17, width_of(static_cast<double>(r.out_stored), max), 11,
+         kStoredOutColor,
+         fmt("%s: %" PRIu64 " bytes out, from a sidecar or the cache", tok.c_str(), r.out_stored));
     const std::uint64_t in = r.in_live + r.in_stored;
-    std::string line = human_bytes(in) + " in, " + human_bytes(r.out) + " out";
+    const std::uint64_t sent = r.out_live + r.out_stored;
+    std::string line = human_bytes(in) + " in, " + human_bytes(sent) + " out";
     if (in > 0) {
-        const double ratio = static_cast<double>(r.out) / static_cast<double>(in);
+        const double ratio = static_cast<double>(sent) / static_cast<double>(in);
         line += ": " + percent(1.0 - clamp01(ratio)) + " saved";
     }
     text(out, kTextX, y + 14, line);
@@ -158,15 +165,18 @@ std::string render_status_svg(const Totals& t, const CpuView& cpu) {
     for (const Coding c : kDrawn) {
         const std::uint64_t in = t[bytes_in_word(c)];
         const std::uint64_t live_in = std::min(in, t[live_bytes_in_word(c)]);
+        const std::uint64_t sent = t[bytes_out_word(c)];
+        const std::uint64_t live_out = std::min(sent, t[live_bytes_out_word(c)]);
         Row r{c,
               live_in,
               in - live_in,
-              t[bytes_out_word(c)],
+              live_out,
+              sent - live_out,
               t[response_word(c, Source::kLive)],
               t[response_word(c, Source::kSidecar)],
               t[response_word(c, Source::kCache)]};
-        if (in == 0 && r.out == 0 && r.live + r.sidecar + r.cache == 0) continue;
-        max = std::max({max, static_cast<double>(in), static_cast<double>(r.out)});
+        if (in == 0 && sent == 0 && r.live + r.sidecar + r.cache == 0) continue;
+        max = std::max({max, static_cast<double>(in), static_cast<double>(sent)});
         rows.push_back(r);
     }
     const int rows_h = rows.empty() ? 24 : static_cast<int>(rows.size()) * kRowH;
@@ -187,10 +197,10 @@ std::string render_status_svg(const Totals& t, const CpuView& cpu) {
         "text.n,text.h{fill:#555}text.h{font-weight:bold}</style>\n";
     // Legend.
     int x = 0;
-    for (const auto& [color, label] :
-         {std::pair{kLiveColor, "bytes in, compressed live"},
-          std::pair{kStoredColor, "bytes in, from a sidecar or the cache"},
-          std::pair{kOutColor, "bytes out"}}) {
+    for (const auto& [color, label] : {std::pair{kLiveColor, "bytes in, live"},
+                                       std::pair{kStoredColor, "bytes in, sidecar/cache"},
+                                       std::pair{kOutColor, "bytes out, live"},
+                                       std::pair{kStoredOutColor, "bytes out, sidecar/cache"}}) {
         rect(out, x, 6, 12, 12, color, label);
         text(out, x + 16, 16, label, "n");
         x += 16 + static_cast<int>(std::char_traits<char>::length(label)) * 6 + 18;

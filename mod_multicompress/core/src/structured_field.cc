@@ -3,6 +3,7 @@
 // section it follows).
 #include "mc/structured_field.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mc::sf {
@@ -114,15 +115,13 @@ private:
                 m.bytes = "1";
                 if (!parameters()) return false;
             }
-            bool replaced = false;
-            for (Member& old : out) {
-                if (old.key == m.key) {
-                    old = std::move(m);
-                    replaced = true;
-                    break;
-                }
+            const auto same = std::find_if(out.begin(), out.end(),
+                                           [&](const Member& old) { return old.key == m.key; });
+            if (same != out.end()) {
+                *same = std::move(m);
+            } else {
+                out.push_back(std::move(m));
             }
-            if (!replaced) out.push_back(std::move(m));
             discard_ows();
             if (in_.empty()) return true;
             if (take() != ',') return fail("members not separated by a comma");

@@ -6,7 +6,7 @@
  *   GET /any?size=N&chunk=N&flush=N&pass=N&eos=alone&cl=1&kind=heap|transient|pool|immortal
  *           &flushfirst=1&delay=MS&status=204|304&ct=TYPE
  *
- * size   body length (default 10000, at most 64 MiB); the body is mctest_body() in mc_env.py:
+ * size   body length (default 10000, at most 64 MiB); the body is mctest_body() in mc_bodies.py:
  *        lines "%07d mctest: the quick brown fox jumps over the lazy dog\n", cut at size
  * chunk  bytes per data bucket (default 8192); chunk=1 sends 1-byte buckets
  * flush  a FLUSH bucket after every N data buckets

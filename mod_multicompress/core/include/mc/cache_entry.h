@@ -56,7 +56,8 @@ enum class EntryError : std::uint8_t {
     kUndecodable,         ///< a zstd body a client would refuse: a window too large, bad frames
 };
 /// How many kinds EntryError has (the last one's number plus one).
-inline constexpr std::size_t kEntryErrorKinds = static_cast<std::size_t>(EntryError::kUndecodable) + 1;
+inline constexpr std::size_t kEntryErrorKinds =
+    static_cast<std::size_t>(EntryError::kUndecodable) + 1;
 
 /// A short name for logs: "not ours", "truncated", "checksum mismatch"...
 std::string_view entry_error_name(EntryError e);

@@ -47,6 +47,9 @@ inline constexpr std::int64_t kMinInflateWindow = 32 * 1024;
 inline constexpr std::int64_t kMaxInflateWindow = 16 * 1024 * 1024;
 inline constexpr std::int64_t kDefaultCacheMaxEntry = 1024 * 1024;
 inline constexpr std::int64_t kDefaultDictionaryMaxSize = 4 * 1024 * 1024;
+/// MultiCompressUseAsDictionary auto: the match pattern and id come from each response's
+/// content-hashed file name (mc/hashed_name.h). Never a pattern: those start with '/'.
+inline constexpr std::string_view kAutoDictionaryMatch = "auto";
 inline constexpr int kDefaultMinSaving = 5;  ///< MultiCompressMinSaving, percent
 
 /// One section's settings. Every field has an explicit "unset" value so that merge() can tell
@@ -137,6 +140,10 @@ struct Config {
     /// Whether responses here are offered as dictionaries (MultiCompressUseAsDictionary).
     [[nodiscard]] bool offers_dictionary() const {
         return use_as_dictionary == Toggle::kOn && dictionary_match != nullptr;
+    }
+    /// MultiCompressUseAsDictionary auto: hashed bundles offer their own family.
+    [[nodiscard]] bool dictionary_auto() const {
+        return offers_dictionary() && dictionary_match == kAutoDictionaryMatch;
     }
     [[nodiscard]] std::int64_t dictionary_max_size_value() const {
         return dictionary_max_size < 0 ? kDefaultDictionaryMaxSize : dictionary_max_size;

@@ -46,7 +46,7 @@ public:
     /// The bytes of `h` if they may be used on `origin` here.
     Shared find(const DictionaryHash& h, const std::string& origin);
     /// Keeps `d` and that it may be used on `origin`; forgets a miss noted for them.
-    void put(Shared d, const std::string& origin);
+    void put(const Shared& d, const std::string& origin);
 
     /// Whether the store lately had no dictionary `h` for `origin`.
     bool missed_lately(const DictionaryHash& h, const std::string& origin, MicroTime now);

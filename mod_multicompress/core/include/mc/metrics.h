@@ -62,11 +62,12 @@ inline constexpr std::size_t kEventCount = 21;
 /// Word offsets in a counter array.
 inline constexpr std::size_t kResponsesAt = 0;  // [coding][source]
 inline constexpr std::size_t kWhyAt = kResponsesAt + kCodingCount * kSourceCount;
-inline constexpr std::size_t kBytesInAt = kWhyAt + kWhyCount;           // [coding]
-inline constexpr std::size_t kBytesOutAt = kBytesInAt + kCodingCount;   // [coding]
-inline constexpr std::size_t kCpuNsAt = kBytesOutAt + kCodingCount;     // [coding]
-inline constexpr std::size_t kLiveBytesInAt = kCpuNsAt + kCodingCount;  // [coding]
-inline constexpr std::size_t kEventsAt = kLiveBytesInAt + kCodingCount;
+inline constexpr std::size_t kBytesInAt = kWhyAt + kWhyCount;                  // [coding]
+inline constexpr std::size_t kBytesOutAt = kBytesInAt + kCodingCount;          // [coding]
+inline constexpr std::size_t kCpuNsAt = kBytesOutAt + kCodingCount;            // [coding]
+inline constexpr std::size_t kLiveBytesInAt = kCpuNsAt + kCodingCount;         // [coding]
+inline constexpr std::size_t kLiveBytesOutAt = kLiveBytesInAt + kCodingCount;  // [coding]
+inline constexpr std::size_t kEventsAt = kLiveBytesOutAt + kCodingCount;
 inline constexpr std::size_t kWords = kEventsAt + kEventCount;
 
 constexpr std::size_t response_word(Coding c, Source s) {
@@ -86,6 +87,9 @@ constexpr std::size_t cpu_ns_word(Coding c) {
 }
 constexpr std::size_t live_bytes_in_word(Coding c) {
     return kLiveBytesInAt + index(c);
+}
+constexpr std::size_t live_bytes_out_word(Coding c) {
+    return kLiveBytesOutAt + index(c);
 }
 constexpr std::size_t event_word(Event e) {
     return kEventsAt + static_cast<std::size_t>(e);
@@ -112,6 +116,11 @@ std::string render_prometheus(const Totals& t);
 /// The CPU budget's gauges in the same format: the share of the machine live compression used
 /// when last measured (0..1) and the step new responses take (0 none .. 4 identity).
 std::string render_budget_gauges(double share, int step);
+/// The memory the server's children hold in compression dictionaries and their prepared tables,
+/// as a Prometheus gauge, as a `?auto` line and as an HTML line of the status section.
+std::string render_dictionary_gauge(std::uint64_t bytes);
+std::string render_dictionary_memory_auto(std::uint64_t bytes);
+std::string render_dictionary_memory_html(std::uint64_t bytes);
 /// `/server-status?auto` lines, each starting with "MultiCompress".
 std::string render_status_auto(const Totals& t);
 
@@ -130,8 +139,9 @@ struct CpuView {
 /// The HTML section of `/server-status`: the table, the picture beside it, the other counts.
 std::string render_status_html(const Totals& t, const CpuView& cpu = {});
 /// The picture: an inline SVG (no script, no external reference, ASCII only: mod_status's page
-/// is ISO-8859-1) of bytes in against bytes out per coding, bytes in split by source (live, or
-/// from a sidecar or the cache), responses per source, and the share of CPU spent compressing.
+/// is ISO-8859-1) of bytes in against bytes out per coding, each split by source (compressed
+/// live, or from a sidecar or the cache), responses per source, and the share of CPU spent
+/// compressing.
 std::string render_status_svg(const Totals& t, const CpuView& cpu = {});
 /// `s` with &, <, >, " and ' as XML entities and every byte outside printable ASCII as a
 /// numeric character reference of that byte (text and attribute values of the picture).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Streams a large, barely compressible body with no Content-Length.
 # Query: size=BYTES (default 50 MiB), seed=N (default 1). The body is base64 text of a seeded
-# random stream, one 65537-byte line per block; mc_env.big_body() produces the same bytes.
+# random stream, one 65537-byte line per block; mc_bodies.big_body_blocks() produces the same bytes.
 import base64
 import os
 import random

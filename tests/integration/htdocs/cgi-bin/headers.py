@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # A text body with the response headers the test asks for.
 # Query: h=NAME:VALUE (repeatable), size=BYTES (default 4096), ct=CONTENT-TYPE (default
-# text/html). The body is mc_env.text_body(size).
+# text/html). The body is mc_bodies.text_body(size).
 import os
 import sys
 from urllib.parse import parse_qs
