@@ -28,7 +28,17 @@ if [ "${1:-}" = "--quick" ]; then
     exit 0
 fi
 
+t_all=$(date +%s)
+t_stage=$t_all
+# One line per stage with its seconds, so a slow CI run says where the time went.
+stage() {
+    local now
+    now=$(date +%s)
+    echo "test.sh: $1 took $((now - t_stage)) s (total $((now - t_all)) s)"
+    t_stage=$now
+}
 "$src/scripts/deps.sh" test
+stage "deps"
 # House style: every C++ file as clang-format-14 (Debian 12's) formats it with .clang-format.
 if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git -C "$src" ls-files -z '*.cc' '*.h' | xargs -0 clang-format-14 --dry-run --Werror
@@ -36,24 +46,29 @@ fi
 # The layout rules of docs/style.md (file length, include cycles, one mod_filter mirror, no
 # citations of files outside the repository).
 /usr/bin/python3 "$src/scripts/check_layout.py"
+stage "format and layout"
 # clang-tidy with .clang-tidy on the core and the adapter.
 "$src/scripts/tidy.sh"
+stage "clang-tidy"
 (cd "$src/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"
+stage "npm ci and the debug build"
 # Everything, the short soak (label "soak", tests/soak/README.md) included.
 ctest --preset debug --timeout 900 --no-tests=error
+stage "ctest (unit, fuzz replay, integration, soak)"
 # The integration suite and a short soak again, against the ASan+UBSan build of the module in
 # the stock apache2: any sanitizer report fails (tests/soak/README.md).
 MC_ASAN_SOAK_SECONDS=25 MC_ASAN_SOAK_MIN=2000 "$src/tests/soak/asan_run.sh"
+stage "ASan+UBSan build, integration and soak"
 # The Debian package (debian/): built once (release flags, tests off), then lintian, its
 # contents, and install, a2enmod, Debian's /etc/apache2 on a free port, an upgrade under load
 # and a purge on this machine, which is left as it was (tests/package/test_package.sh).
-pkg_start=$(date +%s)
 "$src/scripts/package.sh" --out "$src/build/deb"
 "$src/tests/package/test_package.sh" "$(cat "$src/build/deb/deb-path")"
-echo "package build and test: $(($(date +%s) - pkg_start)) s"
+stage "package build and test"
 if [ -x "$src/bench/run" ]; then
     # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/.
     "$src/bench/run" --quick --out "$src/build/bench-quick"
+    stage "bench --quick"
 fi
