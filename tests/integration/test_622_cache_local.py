@@ -8,12 +8,12 @@ gauge), even with the store emptied or overwritten behind it; only verified entr
 is bounded (a full tier evicts the least recently used entry, never grows), never serves another
 version of a file (also while the file is replaced under load: every body is one version,
 whole), is freed with its child (graceful restart), and `Off` turns it off. One child
-(ONE_CHILD) so that every request meets the same tier. test_612 has tier hits over TLS + HTTP/2.
+(mc_tier.ONE_CHILD) so that every request meets the same tier. test_612 has tier hits over TLS +
+HTTP/2; test_623 the tier's other safety rules (virtual hosts, permissions, status counters).
 """
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 
@@ -23,72 +23,9 @@ import zstandard
 from mc_client import request
 from mc_decode import ZSTD_MAX_WINDOW, decode, zstd_window
 from mc_entries import make_entry, parse_entry, store_get, store_key, store_set
-from mc_stores import (SOURCE_LOG_CONF, StoreProcess, copy_static, get, log_lines_matching,
-                       poll_until, set_mtime)
-
-ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
-             "MinSpareThreads 1\nMaxSpareThreads 16\n")
-UPGRADE_WAIT = 10.0
-LOCAL_HIT = 'multicompress_cache_events_total{event="local_hit"}'
-LOCAL_EVICT = 'multicompress_cache_events_total{event="local_evict"}'
-HIT = 'multicompress_cache_events_total{event="hit"}'
-LOCAL_BYTES = "multicompress_cache_local_bytes"
-
-SITE = SOURCE_LOG_CONF + """
-MultiCompressCache On
-@STORE_LINE@
-@LOCAL_LINE@
-<Location /metrics>
-    SetHandler multicompress-metrics
-</Location>
-Alias /t "@HTDOCS@/tier"
-<Directory "@HTDOCS@/tier">
-    Require all granted
-    AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
-</Directory>
-"""
-
-
-def tier_server(make_server, name: str, *, store: str | None = None,
-                local: str | None = None):
-    conf = (SITE.replace("@STORE_LINE@", f"MultiCompressCacheStore {store}" if store else "")
-            .replace("@LOCAL_LINE@", f"MultiCompressCacheLocal {local}" if local else ""))
-    mods = ["socache_memcache"] if store and store.startswith("memcache") else ["socache_shmcb"]
-    srv = make_server(name, site_template=None, extra_conf=conf, extra_modules=mods,
-                      mpm_conf=ONE_CHILD, htdocs_copies=[("tier", "static")])
-    return srv.start()
-
-
-def metrics(srv) -> dict[str, float]:
-    r = request(srv.port, "/metrics", None)
-    assert r.status == 200, r
-    out = {}
-    for line in r.body.decode().splitlines():
-        m = re.match(r"^(multicompress_[a-z_]+(?:\{[^}]*\})?) ([0-9.]+)$", line)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
-
-
-def strong_hit(srv, url: str, original: bytes, coding: str = "br"):
-    """Requests `url` until the response is a cache hit with the upgraded (strong) body: the
-    first such hit read the entry from the store at its final level."""
-    first = get(srv, url, coding)
-    assert first.resp.status == 200 and decode(first.resp.body, coding) == original, first
-    live_size = len(first.resp.body)
-
-    def upgraded():
-        got = get(srv, url, coding)
-        assert decode(got.resp.body, coding) == original
-        return got if got.note == "cache" and len(got.resp.body) < live_size else None
-
-    hit = poll_until(upgraded, timeout=UPGRADE_WAIT)
-    assert hit, f"no strong cache hit within {UPGRADE_WAIT}s: {log_lines_matching(srv, 'cache')[-5:]}"
-    return hit
-
-
-def local_hits(srv) -> float:
-    return metrics(srv).get(LOCAL_HIT, 0)
+from mc_stores import StoreProcess, copy_static, get, log_lines_matching, poll_until, set_mtime
+from mc_tier import (HIT, LOCAL_BYTES, LOCAL_EVICT, LOCAL_HIT, UPGRADE_WAIT, local_hits, metrics,
+                     strong_hit, tier_server)
 
 
 def test_mc_622_01_tier_serves_hits_without_the_store(make_server):
@@ -345,6 +282,8 @@ def test_mc_622_08_only_verified_entries_enter_the_tier(make_server, log_allow, 
                                    and local_hits(srv) > before), timeout=UPGRADE_WAIT)
         got = get(srv, url2, coding)
         assert got.note == "cache" and decode(got.resp.body, coding) == original
+        bad_lines = log_lines_matching(srv, r"MC00120", mark)
+        assert len(bad_lines) == 1, bad_lines  # one line for the bad entry, whatever came after
         if coding == "zstd":
             assert zstd_window(got.resp.body) <= ZSTD_MAX_WINDOW
     finally:
