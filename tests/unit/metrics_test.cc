@@ -166,4 +166,15 @@ TEST(MetricsRenderTest, TheTiersBytesAsAGauge) {
               std::string::npos);
 }
 
+TEST(MetricsRenderTest, TheDictionaryMemoryAsAGauge) {
+    const std::string prom = mc::metrics::render_dictionary_gauge(4096);
+    EXPECT_NE(prom.find("# TYPE multicompress_dictionary_memory_bytes gauge\n"), std::string::npos);
+    EXPECT_TRUE(prom.ends_with("\nmulticompress_dictionary_memory_bytes 4096\n")) << prom;
+    EXPECT_EQ(mc::metrics::render_dictionary_memory_auto(7), "MultiCompressDictionaryMemory: 7\n");
+    EXPECT_NE(mc::metrics::render_dictionary_memory_html(7).find(": 7</p>"), std::string::npos);
+    // The two gauges are distinct series (a scraper keeps both).
+    EXPECT_EQ(prom.find("cache_local"), std::string::npos);
+    EXPECT_EQ(mc::metrics::render_cache_local_gauge(1).find("dictionary"), std::string::npos);
+}
+
 }  // namespace
