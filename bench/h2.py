@@ -28,14 +28,16 @@ def make_certificate(directory: str) -> tuple[str, str]:
     return cert, key
 
 
-def fetch(port: int, path: str, encoding: str, workdir: str) -> tuple[int, dict[str, str], bytes]:
-    """GET over TLS + HTTP/2 with curl (no --compressed: the body stays as sent). Returns the
-    status, the headers (lower-case names) and the body; raises when the connection was not
-    HTTP/2."""
+def fetch(port: int, path: str, encoding: str, workdir: str,
+          extra: tuple[str, ...] = ()) -> tuple[int, dict[str, str], bytes]:
+    """GET over TLS + HTTP/2 with curl (no --compressed: the body stays as sent), with the
+    request headers `extra` ("Name: value") added. Returns the status, the headers (lower-case
+    names) and the body; raises when the connection was not HTTP/2."""
     head = os.path.join(workdir, "h2-fetch.head")
     body = os.path.join(workdir, "h2-fetch.body")
     cmd = ["curl", "-sS", "-k", "--http2", "--max-time", "30", "-H", f"Accept-Encoding: {encoding}",
-           "-D", head, "-o", body, "-w", "%{http_version} %{http_code}",
+           *[a for h in extra for a in ("-H", h)], "-D", head, "-o", body,
+           "-w", "%{http_version} %{http_code}",
            f"https://127.0.0.1:{port}{path}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
@@ -55,12 +57,13 @@ def fetch(port: int, path: str, encoding: str, workdir: str) -> tuple[int, dict[
 
 
 def load(port: int, path: str, encoding: str, clients: int, seconds: int,
-         threads: int = 1) -> tuple[subprocess.Popen, callable]:
+         threads: int = 1, headers: tuple[str, ...] = ()) -> tuple[subprocess.Popen, callable]:
     """Starts `h2load -tT -cN -m1 -D S` (N clients of one connection each, one request at a time
-    on it, like wrk's keep-alive connections) and returns (process, parse) where parse(output)
-    gives a summary in the shape of bench/run's wrk one."""
+    on it, like wrk's keep-alive connections; `headers` added to every request) and returns
+    (process, parse) where parse(output) gives a summary in the shape of bench/run's wrk one."""
     cmd = ["h2load", f"-t{threads}", f"-c{clients}", "-m1", "-D", str(seconds),
-           "-H", f"Accept-Encoding: {encoding}", f"https://127.0.0.1:{port}{path}"]
+           "-H", f"Accept-Encoding: {encoding}", *[a for h in headers for a in ("-H", h)],
+           f"https://127.0.0.1:{port}{path}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 

@@ -47,19 +47,23 @@ _spec.loader.exec_module(mc_profile)
 STATIC = HERE.parent / "tests" / "integration" / "htdocs" / "static"
 
 
-def wrk(url: str, coding: str, conns: int, seconds: int) -> int:
-    """Requests completed by `wrk -t1` (http://) or `h2load -t1 -m1` (https://, HTTP/2)."""
+def wrk(url: str, coding: str, conns: int, seconds: int,
+        headers: tuple[str, ...] = ()) -> int:
+    """Requests completed by `wrk -t1` (http://) or `h2load -t1 -m1` (https://, HTTP/2), with
+    `Accept-Encoding: coding` and `headers` ("Name: value") on every request."""
     if url.startswith("https://"):
         port_path = url.split("//", 1)[1].split(":", 1)[1]
         port, path = port_path.split("/", 1)
-        proc, parse = h2.load(int(port), "/" + path, coding, conns, seconds)
+        proc, parse = h2.load(int(port), "/" + path, coding, conns, seconds,
+                              headers=headers)
         out, _ = proc.communicate(timeout=seconds + 60)
         w = parse(out)
         if w["status"] or w["failed"]:
             raise RuntimeError(f"h2load against {url}: {out[-500:]}")
         return w["requests"]
     out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "-H",
-                          f"Accept-Encoding: {coding}", url],
+                          f"Accept-Encoding: {coding}",
+                          *[a for h in headers for a in ("-H", h)], url],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"(\d+) requests in", out)
     if m is None or re.search(r"Non-2xx", out):
@@ -68,7 +72,8 @@ def wrk(url: str, coding: str, conns: int, seconds: int) -> int:
 
 
 def perf_run(srv: servers.Server, url: str, coding: str, conns: int, seconds: int,
-             data: Path) -> tuple[float, dict[str, float], list[tuple[float, str, str]]]:
+             data: Path, headers: tuple[str, ...] = ()
+             ) -> tuple[float, dict[str, float], list[tuple[float, str, str]]]:
     """One wrk run under perf; returns (CPU µs per response, {group: µs}, [(µs, dso, sym)])."""
     perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g",
                              "-o", str(data), "-p", ",".join(map(str, srv.pids()))],
@@ -77,7 +82,7 @@ def perf_run(srv: servers.Server, url: str, coding: str, conns: int, seconds: in
     try:
         time.sleep(0.5)
         cpu0 = srv.cpu_seconds()
-        n = wrk(url, coding, conns, seconds)
+        n = wrk(url, coding, conns, seconds, headers)
         us = (srv.cpu_seconds() - cpu0) / max(n, 1) * 1e6
     finally:
         perf.send_signal(2)

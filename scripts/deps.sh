@@ -5,7 +5,7 @@ set -euo pipefail
 
 build=(apache2 apache2-dev libapr1-dev libaprutil1-dev cmake g++ make pkg-config
        zlib1g-dev libbrotli-dev libzstd-dev libdeflate-dev libssl-dev openssl curl)
-test=("${build[@]}" libgtest-dev libexpat1-dev clang clang-format-14 clang-tidy-14 libclang-rt-14-dev python3 python3-pytest python3-brotli
+test=("${build[@]}" libgtest-dev libexpat1-dev clang clang-format-14 clang-tidy-14 libclang-rt-14-dev python3 python3-pytest python3-pytest-xdist python3-brotli
       python3-zstandard python3-requests zstd brotli procps chromium nghttp2-client memcached redis-server
       prometheus libnss3-tools)
 # node and npm for tests/browser: Debian's, unless some npm is already there (NodeSource's

@@ -23,7 +23,8 @@ if [ "${1:-}" = "--quick" ]; then
     ctest --preset debug -L "unit|regression" -j"$(nproc)" --timeout 300 --no-tests=error
     (cd "$src/tests/integration" &&
         MC_CONFIG_INI="$src/build/debug/tests/integration/config.ini" PYTHONDONTWRITEBYTECODE=1 \
-        /usr/bin/python3 -m pytest -q -p no:cacheprovider "${QUICK_INTEGRATION[@]}")
+        /usr/bin/python3 -m pytest -q -p no:cacheprovider $(/usr/bin/python3 -c "import xdist" \
+        2>/dev/null && echo "-n 3 --dist loadfile") "${QUICK_INTEGRATION[@]}")
     echo "quick tier: $(($(date +%s) - t0)) s"
     exit 0
 fi

@@ -127,21 +127,26 @@ void set_fields(request_rec* r, const Kept& kept, mc::Digester& d) {
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "digests made again for the compressed body");
 }
 
+// Feeds every data bucket of `bb` to `d`; false when one cannot be read.
+bool digest_brigade(apr_bucket_brigade* bb, mc::Digester& d) {
+    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
+         e = APR_BUCKET_NEXT(e)) {
+        if (APR_BUCKET_IS_METADATA(e)) continue;
+        const char* data = nullptr;
+        apr_size_t len = 0;
+        if (read_bucket(e, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) return false;
+        d.update(std::string_view(data, len));
+    }
+    return true;
+}
+
 }  // namespace
 
 void keep_digests_of_body(request_rec* r, apr_bucket_brigade* bb) {
     Kept* kept = parse_fields(r);
     if (kept == nullptr) return;
     mc::Digester d(kept->algorithms());
-    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
-         e = APR_BUCKET_NEXT(e)) {
-        if (APR_BUCKET_IS_METADATA(e)) continue;
-        const char* data = nullptr;
-        apr_size_t len = 0;
-        if (read_bucket(e, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) return;  // not kept
-        d.update(std::string_view(data, len));
-    }
-    keep_matching(r, kept, d.finish());
+    if (digest_brigade(bb, d)) keep_matching(r, kept, d.finish());  // else: not kept
 }
 
 void keep_digests_of_file(request_rec* r) {
@@ -167,15 +172,7 @@ void put_digests(request_rec* r, apr_bucket_brigade* bb) {
     const Kept* kept = kept_of(r);
     if (kept == nullptr) return;
     mc::Digester d(kept->algorithms());
-    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
-         e = APR_BUCKET_NEXT(e)) {
-        if (APR_BUCKET_IS_METADATA(e)) continue;
-        const char* data = nullptr;
-        apr_size_t len = 0;
-        if (apr_bucket_read(e, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) return;  // dropped
-        d.update(std::string_view(data, len));
-    }
-    set_fields(r, *kept, d);
+    if (digest_brigade(bb, d)) set_fields(r, *kept, d);  // else: dropped
 }
 
 void put_digests(request_rec* r, apr_file_t* fd, apr_off_t length) {

@@ -167,11 +167,12 @@ int check_access_again(request_rec* sub) {
 // <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
 // the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
 // False when it would not (or there is no fresh sidecar).
-bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
+// `exists`: the caller's lstat found the path already.
+bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
     const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
     // Most files have no sidecar: an lstat says so without the cost of a subrequest.
     apr_finfo_t pre;
-    if (apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
+    if (!exists && apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
@@ -220,8 +221,8 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out) {
 
 // The sidecar with `suffix`, found by lookup_sidecar and opened as the default handler would
 // (file permissions: it would answer 403). False otherwise (an unreadable one warned about once).
-bool open_sidecar(request_rec* r, std::string_view suffix, Sidecar& side) {
-    if (suffix.empty() || !lookup_sidecar(r, suffix, side)) return false;
+bool open_sidecar(request_rec* r, std::string_view suffix, Sidecar& side, bool exists = false) {
+    if (suffix.empty() || !lookup_sidecar(r, suffix, side, exists)) return false;
     apr_file_t* fd = nullptr;
     // Opened as the default handler opens it at its own URL: sendfile as EnableSendfile says.
     if (const apr_status_t rv = apr_file_open(&fd, side.path, side.open_flags, 0, r->pool);
@@ -269,21 +270,30 @@ bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named) {
 
 bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
                         std::size_t dictionary_size, Sidecar& side) {
-    if (!open_sidecar(r, mc::delta_sidecar_suffix(named), side)) return false;
-    // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
-    std::array<std::byte, mc::kDczHeaderSize> head{};
-    apr_size_t n = head.size();
-    apr_off_t start = 0;
-    if (apr_file_read_full(side.fd, head.data(), n, &n) != APR_SUCCESS ||
-        apr_file_seek(side.fd, APR_SET, &start) != APR_SUCCESS ||
-        !mc::dcz_body_names(head, named)) {
-        return refuse(r, side, "its dcz header names another dictionary");
-    }
+    // has_delta_sidecar's lstat found it: no second one.
+    if (!open_sidecar(r, mc::delta_sidecar_suffix(named), side, true)) return false;
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
     const std::uint64_t window = dictionary_size > 0
                                      ? std::uint64_t{1} << mc::dcz_max_window_log(dictionary_size)
                                      : std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    // The header is read once per version of the file in this child, like its frames; the
+    // verdict is for the whole hash the request named (the file name holds 64 bits of it).
+    const char* head_key =
+        apr_pstrcat(r->pool, side.path, "|dcz-header|", mc::hash_hex(named).c_str(), nullptr);
+    if (!checked_frames().find(head_key, side.finfo)) {
+        // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
+        std::array<std::byte, mc::kDczHeaderSize> head{};
+        apr_size_t n = head.size();
+        apr_off_t start = 0;
+        const bool read = apr_file_read_full(side.fd, head.data(), n, &n) == APR_SUCCESS &&
+                          apr_file_seek(side.fd, APR_SET, &start) == APR_SUCCESS;
+        if (!read) return refuse(r, side, "its dcz header cannot be read");
+        checked_frames().remember(head_key, side.finfo, mc::dcz_body_names(head, named));
+    }
+    if (!*checked_frames().find(head_key, side.finfo)) {
+        return refuse(r, side, "its dcz header names another dictionary");
+    }
     if (!frames_ok(r, side.fd, side.finfo, side.path, static_cast<apr_off_t>(mc::kDczHeaderSize),
                    window)) {
         return refuse(r, side, "its zstd frame needs a window its client may not keep");

@@ -12,6 +12,7 @@ import pytest
 from mc_env import McEnv
 from mc_process import process_alive
 from mc_server import CRASH_PATTERNS, HttpdServer, LogCheck, start_main
+from mc_stores import StoreProcess
 
 
 def pytest_configure(config):
@@ -46,6 +47,14 @@ def main(env):
     lines = srv.log_lines(getattr(srv, "checked_upto", 0))
     crashes = [l for l in lines if any(p.search(l) for p in CRASH_PATTERNS)]
     assert not crashes, crashes
+
+
+@pytest.fixture(scope="module")
+def memcache_store():
+    """A memcached of the test module's own, stopped by PID when its tests end."""
+    s = StoreProcess("memcache").start()
+    yield s
+    s.cleanup()
 
 
 @pytest.fixture

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
 import secrets
 from urllib.parse import quote
 
 import pytest
 
 from mc_client import Response
+from mc_dictionary import get_as
 from mc_process import free_port
 from mc_server import HttpdServer
-from mc_stores import StoreProcess
 
 AE = "dcz, zstd, br, gzip"
 
@@ -67,14 +66,8 @@ def page_body(token: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def store():
-    s = StoreProcess("memcache").start()
-    yield s
-    s.cleanup()
-
-
-@pytest.fixture(scope="module")
-def srv(env, store):
+def srv(env, memcache_store):
+    store = memcache_store
     port2 = free_port()
     s = HttpdServer(env, "dictionary-private", site_template=None,
                     extra_conf=SITE.replace("@STORE@", store.spec).replace("@PORT2@",
@@ -92,19 +85,7 @@ def srv(env, store):
 
 def get(port: int, path: str, host: str = "a.test", ae: str | None = AE,
         headers: tuple[tuple[str, str], ...] = ()) -> Response:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", host)
-        if ae is not None:
-            conn.putheader("Accept-Encoding", ae)
-        for k, v in headers:
-            conn.putheader(k, v)
-        conn.endheaders()
-        r = conn.getresponse()
-        return Response(r.status, r.reason, list(r.getheaders()), r.read())
-    finally:
-        conn.close()
+    return get_as(port, path, ae, headers=headers, host=host)
 
 
 def available(data: bytes) -> tuple[str, str]:

@@ -299,3 +299,23 @@ def test_mc_498_09_quoted_values_as_in_the_header(env, tmp_path, make_server):
     assert page.header("Link") == '</q.dict>; rel="compression-dictionary"', page
     assert page.header("Use-As-Dictionary") == \
         'match="/static/*", match-dest=("document"), id="page-1"', page
+
+
+@pytest.mark.log_allow(r"MC00031")
+def test_mc_498_10_delta_for_a_hash_that_shares_the_file_name(srv):
+    """The file name holds 64 bits of the dictionary's hash: a request naming another hash with
+    the same first 64 bits never gets the delta, also after the same child has checked the
+    file's header for the right one."""
+    v2, v3 = srv.files["a/app.7e41d09c.js"], srv.files["a/app.b27e04aa.js"]
+    right = hashlib.sha256(v2).digest()
+    forged = right[:8] + bytes(32 - 8)
+    delta = (srv.htdocs / "a" / f"app.b27e04aa.js.dcz-{right[:8].hex()}").read_bytes()
+    for _ in range(6):
+        got = get(srv, "/a/app.b27e04aa.js", AE,
+                  headers=[("Available-Dictionary", available(v2))])
+        assert got.source == "sidecar" and got.resp.body == delta, got.resp
+        assert dcz_decode(got.resp.body, v2) == v3
+        bad = get(srv, "/a/app.b27e04aa.js", AE,
+                  headers=[("Available-Dictionary", f":{base64.b64encode(forged).decode()}:")])
+        assert bad.resp.status == 200 and bad.resp.content_encoding != "dcz", bad.resp
+        assert bad.resp.body != delta

@@ -19,7 +19,7 @@ import pytest
 
 from mc_client import Response
 from mc_server import HttpdServer
-from mc_stores import (SOURCE_LOG_CONF, StoreProcess, compress, poll_until, wait_source,
+from mc_stores import (SOURCE_LOG_CONF, compress, poll_until, wait_source,
                        write_file)
 
 ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
@@ -73,14 +73,8 @@ PUBLIC_PAGE = (b"<html><body>\n" + b"<p>PUBLIC-WORD: text that every visitor may
 
 
 @pytest.fixture(scope="module")
-def store():
-    s = StoreProcess("memcache").start()
-    yield s
-    s.cleanup()
-
-
-@pytest.fixture(scope="module")
-def srv(env, store):
+def srv(env, memcache_store):
+    store = memcache_store
     s = HttpdServer(env, "shared-bytes", site_template=None,
                     extra_conf=SITE.replace("@STORE@", store.spec),
                     extra_modules=["include", "substitute", "socache_memcache"],

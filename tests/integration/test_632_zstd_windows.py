@@ -17,7 +17,7 @@ import zstandard
 from mc_decode import ZSTD_MAX_WINDOW, decode
 from mc_entries import make_entry, parse_entry, store_get, store_key, store_set
 from mc_server import HttpdServer
-from mc_stores import (SOURCE_LOG_CONF, StoreProcess, get, log_lines_matching, poll_until,
+from mc_stores import (SOURCE_LOG_CONF, get, log_lines_matching, poll_until,
                        write_file)
 
 ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorkers 16\n"
@@ -64,14 +64,8 @@ def long_body(data: bytes) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def store():
-    s = StoreProcess("memcache").start()
-    yield s
-    s.cleanup()
-
-
-@pytest.fixture(scope="module")
-def srv(env, store):
+def srv(env, memcache_store):
+    store = memcache_store
     s = HttpdServer(env, "zstd-windows", site_template=None,
                     extra_conf=SITE.replace("@STORE@", store.spec),
                     extra_modules=["socache_memcache"], mpm_conf=ONE_CHILD)
@@ -103,7 +97,8 @@ def test_mc_632_01_sidecar_with_a_long_frame(srv, log_allow):
     assert len(warned) == 1 and "page.html.zst" in warned[0], srv.log_lines(mark)
 
 
-def test_mc_632_02_store_entry_with_a_long_frame(srv, store, log_allow):
+def test_mc_632_02_store_entry_with_a_long_frame(srv, memcache_store, log_allow):
+    store = memcache_store
     log_allow.append(r"MC00120")
     path = write_file(srv.htdocs / "cache" / "page.html", PAGE, time.time() - 1000)
     first = get(srv, "/cache/page.html", "zstd")

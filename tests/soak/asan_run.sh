@@ -87,8 +87,13 @@ touch "$marker"
 trap 'rm -f "$marker"' EXIT
 
 status=0
-echo "asan_run: pytest tests/integration $* (module $build/mod_multicompress/httpd/mod_multicompress.so)"
-"$PY" -m pytest -q -p no:cacheprovider tests/integration "$@" || status=$?
+# With pytest-xdist, MC_PYTEST_WORKERS (default 3) processes share the files, as in CTest.
+parallel=()
+if [ "${MC_PYTEST_WORKERS:-3}" -gt 1 ] && "$PY" -c "import xdist" 2>/dev/null; then
+    parallel=(-n "${MC_PYTEST_WORKERS:-3}" --dist loadfile)
+fi
+echo "asan_run: pytest tests/integration ${parallel[*]} $* (module $build/mod_multicompress/httpd/mod_multicompress.so)"
+"$PY" -m pytest -q -p no:cacheprovider "${parallel[@]}" tests/integration "$@" || status=$?
 t_suite=$(date +%s)
 
 if [ "$SOAK_SECONDS" != 0 ]; then
