@@ -9,13 +9,14 @@
 
 namespace mc::httpd {
 
-/// apr_bucket_read; a FILE bucket is read, never mapped (whatever EnableMMAP says), up to 256 KiB
-/// in one read().
+/// apr_bucket_read; a FILE bucket of up to 256 KiB is read in one read(), never mapped (whatever
+/// EnableMMAP says); a larger one as EnableMMAP says.
 apr_status_t read_bucket(apr_bucket* e, const char** data, apr_size_t* len, apr_read_type_e block);
 
 /// apr_brigade_insert_file of the whole of `fd`, its buckets marked to be read as read_bucket
-/// reads them where a filter reads them (mod_ssl, mod_http2, EnableSendfile Off); sendfile, when
-/// `fd` was opened for it, still applies. Returns the last bucket inserted.
+/// reads them (up to 256 KiB: one read(), never mapped) where a filter reads them (mod_ssl,
+/// mod_http2, EnableSendfile Off); sendfile, when `fd` was opened for it, still applies. Returns
+/// the last bucket inserted.
 apr_bucket* insert_file_unmapped(apr_bucket_brigade* bb, apr_file_t* fd, apr_off_t length,
                                  apr_pool_t* pool);
 

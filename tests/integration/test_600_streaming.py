@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Streaming: flushed output reaches the client decodable before the script ends; a 50 MB
-streamed body decodes and the server's memory stays bounded."""
+streamed body decodes and the server's memory stays bounded, also for slow clients of a large
+file."""
+import gzip
 import hashlib
+import socket
 import threading
 import time
 
@@ -160,3 +163,48 @@ def test_mc_600_03_big_stream_bounded_memory(single_child, coding):
     assert n_in < BIG  # it was compressed
     growth_mib = (peak[0] - base) / 1024
     assert growth_mib < 32, f"RSS grew by {growth_mib:.1f} MiB ({base} -> {peak[0]} KiB)"
+
+
+# ---- slow clients of a large static file
+
+def test_mc_600_04_slow_clients_of_a_large_file_hold_no_copy_of_it(env, make_server):
+    """Sixteen clients that read slowly, each compressing a 2 MB file in one call: a connection
+    keeps what is still to be sent (the compressed body), not the file's bytes (a read of a file
+    this large is left to EnableMMAP: read into heap buckets, the bytes stayed in each
+    connection's allocator while its client was slow: +2 MB per client)."""
+    srv = make_server("rss-static", site_template=None, trace=False,
+                      extra_conf="AddOutputFilterByType MULTICOMPRESS text/plain\n"
+                                 "SendBufferSize 65536\n",
+                      mpm_conf="StartServers 1\nServerLimit 1\nThreadsPerChild 32\n"
+                               "MaxRequestWorkers 32\nMinSpareThreads 1\nMaxSpareThreads 64\n")
+    srv.start()
+    lines = (f"line {i}: a sentence that every page of a manual repeats, with {i % 97} in it\n"
+             for i in range(40000))
+    body = "".join(lines).encode()[:2_000_000]
+    (srv.htdocs / "big.txt").write_bytes(body)
+    (srv.htdocs / "big.txt").chmod(0o644)
+    request = b"GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n"
+    # warm up: the child's encoders and pools as a first request leaves them
+    conn, resp = open_stream(srv.port, "/big.txt", "gzip")
+    assert resp.getheader("Content-Encoding") == "gzip"
+    assert gzip.decompress(resp.read()) == body
+    conn.close()
+    base = children_rss(srv)
+    socks = []
+    try:
+        for _ in range(16):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(30)
+            s.connect(("127.0.0.1", srv.port))
+            s.sendall(request)
+            socks.append(s)
+        for s in socks:
+            head = s.recv(1024)  # the compressed body follows: every stream has started
+            assert head.startswith(b"HTTP/1.1 200") and b"Content-Encoding: gzip" in head, head
+        time.sleep(1.0)
+        grown_kib = children_rss(srv) - base
+    finally:
+        for s in socks:
+            s.close()
+    assert grown_kib < 16 * 1024, f"16 slow clients: +{grown_kib} KiB (the 2 MB file per client?)"
