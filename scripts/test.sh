@@ -3,7 +3,7 @@
 # tests (unit, fuzz corpus replay, integration against a real httpd, the short soak, all of it
 # again under ASan+UBSan, the benchmark's smoke run).
 #
-#   scripts/test.sh           everything (what CI runs, about 20 minutes on 2 cores)
+#   scripts/test.sh           everything (what CI runs, about 22 minutes on 2 cores)
 #   scripts/test.sh --quick   after a build: the layout rules, unit tests, the fuzz corpus replay
 #                             and an integration smoke run (under 3 minutes)
 set -euo pipefail
@@ -56,7 +56,9 @@ cmake --preset debug
 cmake --build --preset debug -j"$(nproc)"
 stage "npm ci and the debug build"
 # Everything, the short soak (label "soak", tests/soak/README.md) included.
-ctest --preset debug --timeout 900 --no-tests=error
+# -j: the unit tests, the tool's test and the short soak share the cores; the integration suite
+# runs alone (RUN_SERIAL; it runs its own pytest-xdist processes).
+ctest --preset debug --timeout 900 --no-tests=error -j"$(nproc)"
 stage "ctest (unit, fuzz replay, integration, soak)"
 # The integration suite and a short soak again, against the ASan+UBSan build of the module in
 # the stock apache2: any sanitizer report fails (tests/soak/README.md).
@@ -69,7 +71,10 @@ stage "ASan+UBSan build, integration and soak"
 "$src/tests/package/test_package.sh" "$(cat "$src/build/deb/deb-path")"
 stage "package build and test"
 if [ -x "$src/bench/run" ]; then
-    # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/.
-    "$src/bench/run" --quick --out "$src/build/bench-quick"
+    # Smoke run (no timing assertions); its tables go to the build tree, not bench/results/. It
+    # runs the debug build's module, tool and bench_encoders (the compression itself is in
+    # Debian's optimised libraries): the Release build bench/run --full makes would add a minute.
+    "$src/bench/run" --quick --build-dir "$src/build/debug" --no-build \
+        --out "$src/build/bench-quick"
     stage "bench --quick"
 fi
