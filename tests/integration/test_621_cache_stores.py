@@ -16,6 +16,7 @@ import pytest
 
 from mc_cache import (CODINGS, DIRS, ONE_CHILD, PROVIDER_ERRORS, STORE_DOWN, check_body,
                       check_hit, copy_of, miss_then_upgrade, site, store_module)
+from mc_env import sanitized
 from mc_server import LEVEL_RE
 from mc_stores import (StoreProcess, dead_store_spec, get, log_lines_matching, pid_of_log_line,
                        poll_until, reference, write_file)
@@ -201,8 +202,11 @@ def test_mc_620_16_no_strong_copies_for_a_store_that_is_down(env, make_server, l
 
 def test_mc_620_17_stop_does_not_wait_for_an_upgrade(env, make_server):
     """A child exits at once even while its worker makes a strong copy of a large file (br 11
-    of 3 MB takes ~7 s): the running compression is cancelled. Before, the child waited for it
-    and httpd's parent escalated to SIGKILL after 3 s (AH00276/AH00277)."""
+    of 3 MB takes ~7 s, several times that under ASan): the running compression is cancelled.
+    Before, the child waited for it, and httpd's parent sent SIGTERM again after 3 s (AH00045)
+    and SIGKILL after 9 s (AH00046). Under ASan a child's exit runs the leak check, which on a
+    loaded machine takes seconds of its own: there the bound is wider (still far below the
+    compression's time) and AH00045 is allowed, SIGKILL never."""
     srv = make_server("cache-stop", site_template=None, extra_conf=site(None),
                       extra_modules=store_module("shmcb"),
                       htdocs_copies=[(d, "static") for d in DIRS])
@@ -223,5 +227,7 @@ def test_mc_620_17_stop_does_not_wait_for_an_upgrade(env, make_server):
     t0 = time.monotonic()
     srv.stop()
     took = time.monotonic() - t0
-    escalated = log_lines_matching(srv, r"AH0027[4-7]", mark)
-    assert took < 2.5 and not escalated, f"stop took {took:.1f} s; {escalated}"
+    slow_exit = sanitized(env)
+    bound = 6.0 if slow_exit else 2.5
+    escalated = log_lines_matching(srv, r"AH0004[67]" if slow_exit else r"AH0004[5-7]", mark)
+    assert took < bound and not escalated, f"stop took {took:.1f} s; {escalated}"

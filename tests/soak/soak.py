@@ -32,7 +32,9 @@ expected bytes. Aborted responses: what was read must decode to a prefix of the 
 
 Passes when: no failed check, no crash line in error_log (and no sanitizer report file), the
 children were not replaced, the total RSS of the httpd processes at the end is within
---rss-tolerance (5 %) of the RSS after the warm-up phase, the open file descriptors of the httpd
+--rss-tolerance (5 %) of the RSS after the warm-up phase, net of what the module's bounded caches
+(each child's tier of cache entries and its dictionaries, read from /server-status?auto) took on
+meanwhile, the open file descriptors of the httpd
 processes did not grow, and at least --min-requests requests completed.
 
 This file is the entry point; the parts: soak_server.py (the site, its documents, the CGI),
@@ -61,7 +63,7 @@ import soak_client  # noqa: E402
 import soak_traffic  # noqa: E402
 import soak_workers  # noqa: E402
 from mc_env import McEnv  # noqa: E402
-from soak_measure import (crash_lines, log_summary, quiesce, rss_parts_kib,  # noqa: E402
+from soak_measure import (bounded_cache_kib, crash_lines, log_summary, quiesce, rss_parts_kib,  # noqa: E402
                           sanitized, sanitizer_reports, server_pids, total_fds, total_rss_kib)
 from soak_requests import learn_etags  # noqa: E402
 from soak_server import STOCK_KINDS, build_documents, make_server, start_wrapper  # noqa: E402
@@ -154,6 +156,7 @@ def main() -> int:
         w_stats, w_wire, w_plain, w_fails = run_phase(srv.port, warm, procs, threads, seed,
                                                       prime=True)
         rss_start, fds_start, pids_start, parts_start = quiesce(srv)
+        caches_start = bounded_cache_kib(srv.port)
         print(f"soak: warm-up done in {time.monotonic() - t0:.0f} s, "
               f"{sum(v for k, v in w_stats.items() if k.endswith(':ok'))} requests; "
               f"RSS {rss_start} KiB, fds {fds_start}, pids {pids_start}", flush=True)
@@ -171,7 +174,7 @@ def main() -> int:
         # idle point show the trend (a leak grows with every segment)
         t1 = time.monotonic()
         stats, wire, plain, fails = w_stats, w_wire, w_plain, list(w_fails)
-        idle_points = [(0, rss_start, fds_start)]
+        idle_points = [(0, rss_start, fds_start, caches_start)]
         nseg = max(1, args.segments)
         for i in range(nseg):
             s_stats, s_wire, s_plain, s_fails = run_phase(
@@ -181,11 +184,12 @@ def main() -> int:
             plain.update(s_plain)
             fails.extend(s_fails)
             rss_end, fds_end, pids_end, parts_end = quiesce(srv)
+            caches_end = bounded_cache_kib(srv.port)
             done = sum(v for k, v in stats.items() if k.endswith(":ok"))
-            idle_points.append((done, rss_end, fds_end))
+            idle_points.append((done, rss_end, fds_end, caches_end))
             print(f"soak: segment {i + 1}/{nseg} done, {done} requests so far; idle RSS "
                   f"{rss_end} KiB ({100.0 * (rss_end - rss_start) / max(1, rss_start):+.2f}%), "
-                  f"fds {fds_end}", flush=True)
+                  f"bounded caches {caches_end} KiB, fds {fds_end}", flush=True)
         elapsed = time.monotonic() - t1
         rss_idle = None
         if args.idle_after > 0:
@@ -216,12 +220,16 @@ def main() -> int:
     if samples:
         print(f"under load: RSS {min(s[1] for s in samples)}-{max(s[1] for s in samples)} KiB, "
               f"fds {min(s[2] for s in samples)}-{max(s[2] for s in samples)}")
-    growth = 100.0 * (rss_end - rss_start) / max(1, rss_start)
-    print(f"RSS (idle, after warm-up -> end): {rss_start} KiB -> {rss_end} KiB ({growth:+.2f}%)"
+    # net of what the module's bounded caches (reported in mod_status) took on meanwhile
+    grown = rss_end - rss_start - max(0, caches_end - caches_start)
+    growth = 100.0 * grown / max(1, rss_start)
+    print(f"RSS (idle, after warm-up -> end): {rss_start} KiB -> {rss_end} KiB; bounded caches "
+          f"{caches_start} KiB -> {caches_end} KiB; growth net of them {grown} KiB "
+          f"({growth:+.2f}%)"
           + (f"; {args.idle_after:.0f} s later {rss_idle} KiB" if rss_idle is not None else ""))
     print(f"  RSS parts after warm-up {parts_start}, at the end {parts_end}")
-    print("  idle points (requests, RSS KiB, fds): " +
-          ", ".join(f"({n}, {r}, {f})" for n, r, f in idle_points))
+    print("  idle points (requests, RSS KiB, fds, bounded caches KiB): " +
+          ", ".join(f"({n}, {r}, {f}, {c})" for n, r, f, c in idle_points))
     print(f"fds (idle, after warm-up -> end): {fds_start} -> {fds_end}")
     print(f"server pids: start {pids0}, end {pids_end}")
     print(f"error_log [warn]+ lines: {log_summary(log)}")
@@ -256,7 +264,7 @@ def main() -> int:
         failures.append(f"server processes changed: {pids0} -> {pids_start} -> {pids_end}")
     if is_sanitized:
         print("RSS not checked: sanitized build (ASan's quarantine holds freed memory)")
-    elif growth > args.rss_tolerance and rss_end - rss_start > args.rss_slack_mib * 1024:
+    elif growth > args.rss_tolerance and grown > args.rss_slack_mib * 1024:
         failures.append(f"RSS grew {growth:.2f}% (limit {args.rss_tolerance}%"
                         + (f" and {args.rss_slack_mib} MiB" if args.rss_slack_mib else "") + ")")
     if fds_end > fds_start:

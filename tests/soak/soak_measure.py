@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """The soak's measurements of the server (part of soak.py): its processes, their RSS and open
-file descriptors once idle, crash lines and [warn]+ lines in its error_log, sanitizer reports."""
+file descriptors once idle, the bytes its bounded caches report, crash lines and [warn]+ lines in
+its error_log, sanitizer reports."""
 from __future__ import annotations
 
 import collections
 import os
 import re
 import time
+import urllib.request
 from pathlib import Path
 
 from mc_env import McEnv
@@ -73,6 +75,25 @@ def quiesce(srv, timeout: float = 30.0) -> tuple[int, int, list[int], dict[str, 
     # RSS: the median of a few samples a moment apart
     rss = sorted(total_rss_kib(pids) for _ in range(5) if time.sleep(0.2) is None)[2]
     return rss, total_fds(pids), pids, rss_parts_kib(pids)
+
+
+# What the module holds by design and reports in mod_status: each child's tier of verified cache
+# entries (MultiCompressCacheLocal, 8 MiB per child by default) and its prepared dictionaries. Both
+# are bounded and fill as traffic reaches every child; the RSS check is net of their growth.
+BOUNDED_CACHES = ("MultiCompressCacheLocalBytes", "MultiCompressDictionaryMemory")
+
+
+def bounded_cache_kib(port: int) -> int:
+    """KiB the module reports holding in its bounded caches (/server-status?auto), summed over
+    the children; 0 for a server without the module's status section."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/server-status?auto", timeout=10) as r:
+        text = r.read().decode("latin-1")
+    total = 0
+    for line in text.splitlines():
+        key, _, value = line.partition(": ")
+        if key in BOUNDED_CACHES:
+            total += int(value)
+    return total // 1024
 
 
 def crash_lines(text: str) -> list[str]:

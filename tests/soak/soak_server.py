@@ -79,6 +79,10 @@ Alias /p "@HTDOCS@/side"
     SetHandler mctest-echo
     SetInputFilter DEFLATE
 </Location>
+# the module's counters: the RSS check subtracts what its bounded caches hold
+<Location /server-status>
+    SetHandler server-status
+</Location>
 ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
 <Directory "@HTDOCS@/soakcgi">
     Options +ExecCGI
@@ -106,6 +110,10 @@ Alias /p "@HTDOCS@/side"
 <Location /mctest/>
     SetHandler mctest
     AddOutputFilterByType BROTLI_COMPRESS;DEFLATE text/html text/plain
+</Location>
+# the module's counters: the RSS check subtracts what its bounded caches hold
+<Location /server-status>
+    SetHandler server-status
 </Location>
 ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
 <Directory "@HTDOCS@/soakcgi">
@@ -195,7 +203,7 @@ def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048,
         files[f"side/{name}"] = docs[name]
     files["soakcgi/stream.sh"] = STREAM_CGI
     site = (SITE_STOCK if stock else SITE) + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else "")
-    mods = ["socache_shmcb"] + (["deflate", "brotli"] if stock else [])
+    mods = ["socache_shmcb", "status"] + (["deflate", "brotli"] if stock else [])
     srv = DropinServer(env, "soak-stock" if stock else "soak", site, files=files,
                        extra_modules=mods, trace=False, mpm="event", load_mc=not stock,
                        mpm_conf=MPM_CONF.replace("@MAXMEMFREE@", str(max_mem_free)))
