@@ -70,26 +70,31 @@ bool is_file_version(const request_rec* r) {
            (r->content_type != nullptr && std::strcmp(h, r->content_type) == 0);
 }
 
-// What the memory knows this body by, and for how long.
-std::string key_of(const request_rec* r, Clock::duration& ttl) {
-    std::string key;
+// What the memory knows a body by, and for how long.
+struct Key {
+    std::string text;
+    Clock::duration ttl{};
+};
+
+Key key_of(const request_rec* r) {
+    Key key;
     if (is_file_version(r)) {
-        ttl = kFileVersionTtl;
-        key = "f ";
-        key += r->filename;
-        key += ' ' + std::to_string(r->finfo.device) + ':' + std::to_string(r->finfo.inode) + ':' +
-               std::to_string(r->finfo.size) + ':' + std::to_string(r->finfo.mtime);
+        key.ttl = kFileVersionTtl;
+        key.text = "f ";
+        key.text += r->filename;
+        key.text += ' ' + std::to_string(r->finfo.device) + ':' + std::to_string(r->finfo.inode) +
+                    ':' + std::to_string(r->finfo.size) + ':' + std::to_string(r->finfo.mtime);
         return key;
     }
     // Not the type alone: one response that does not shrink must not stop the compression of
     // every response of its type.
-    ttl = kDynamicTtl;
-    key = "d ";
-    key += r->server->server_hostname != nullptr ? r->server->server_hostname : "";
-    key += ':' + std::to_string(r->server->port) + ' ';
-    key += r->uri != nullptr ? r->uri : "";
-    key += ' ';
-    key += r->content_type != nullptr ? r->content_type : "";
+    key.ttl = kDynamicTtl;
+    key.text = "d ";
+    key.text += r->server->server_hostname != nullptr ? r->server->server_hostname : "";
+    key.text += ':' + std::to_string(r->server->port) + ' ';
+    key.text += r->uri != nullptr ? r->uri : "";
+    key.text += ' ';
+    key.text += r->content_type != nullptr ? r->content_type : "";
     return key;
 }
 
@@ -132,9 +137,8 @@ void check_saving(request_rec* r, apr_bucket_brigade* bb, const mc::Config& cfg,
     // dcz's saving comes from the dictionary the client holds: a probe without it says nothing.
     if (min_saving == 0 || d.coding == mc::Coding::kIdentity || d.coding == mc::Coding::kDcz)
         return;
-    Clock::duration ttl{};
-    const std::string key = key_of(r, ttl);
-    if (const auto saving = memory().recall(key, Clock::now())) {
+    const Key key = key_of(r);
+    if (const auto saving = memory().recall(key.text, Clock::now())) {
         if (!mc::worth_compressing(*saving, min_saving)) {
             to_identity(r, d, *saving, min_saving, "(remembered)");
         }
@@ -149,7 +153,7 @@ void check_saving(request_rec* r, apr_bucket_brigade* bb, const mc::Config& cfg,
     probes().give_back(std::move(probe));
     count(mc::metrics::Event::kSavingProbe);
     if (!saving.is_ok()) return;  // no estimate: compress as before
-    memory().remember(key, saving.value(), Clock::now() + ttl);
+    memory().remember(key.text, saving.value(), Clock::now() + key.ttl);
     if (!mc::worth_compressing(saving.value(), min_saving)) {
         to_identity(r, d, saving.value(), min_saving,
                     apr_psprintf(r->pool, "in its first %" APR_SIZE_T_FMT " bytes (zstd-1 probe)",
@@ -159,15 +163,14 @@ void check_saving(request_rec* r, apr_bucket_brigade* bb, const mc::Config& cfg,
 
 void remember_saving(request_rec* r, mc::Coding coding, std::uint64_t in, std::uint64_t out) {
     if (coding == mc::Coding::kDcz || in < mc::kSavingMinSample) return;
-    Clock::duration ttl{};
-    memory().remember(key_of(r, ttl), mc::saving_percent(in, out), Clock::now() + ttl);
+    const Key key = key_of(r);
+    memory().remember(key.text, mc::saving_percent(in, out), Clock::now() + key.ttl);
 }
 
 bool remembered_no_saving(request_rec* r, const mc::Config& cfg) {
     const int min_saving = cfg.min_saving_value();
     if (min_saving == 0) return false;
-    Clock::duration ttl{};
-    const auto saving = memory().recall(key_of(r, ttl), Clock::now());
+    const auto saving = memory().recall(key_of(r).text, Clock::now());
     return saving && !mc::worth_compressing(*saving, min_saving);
 }
 
