@@ -200,3 +200,21 @@ def test_mc_335_07_a_body_that_shrinks_is_probed_once(env, srv):
     # wait as long as a probe of each of them would take to be counted
     assert settled(srv, PROBES, probes0 + 5, timeout=1.5) == probes0 + 1, \
         "a page that shrinks was probed again"
+
+
+def test_mc_335_08_what_a_body_really_saved_replaces_the_estimate(env, srv):
+    """A file whose first block is text and whose rest is random bytes passes the probe and is
+    compressed once; what the whole body saved (about 1 %) is remembered, so the next request
+    sends it unchanged without a probe."""
+    body = static_file(env, "page.html")[:20000] + os.urandom(1_000_000)
+    path = srv.htdocs / "ms" / "text-then-random.txt"
+    path.write_bytes(body)
+    os.chmod(path, 0o644)
+    set_mtime(path, time.time() - 500)
+    probes0 = metric(srv, PROBES)
+    assert_encoded(request(srv.port, "/ms/text-then-random.txt", "gzip"), "gzip", body)
+    assert settled(srv, PROBES, probes0 + 1) == probes0 + 1
+    mark = srv.log_size()
+    assert_encoded(request(srv.port, "/ms/text-then-random.txt", "br"), None, body)
+    assert trace_lines(srv, mark, "(remembered)"), srv.log_lines(mark)[-5:]
+    assert settled(srv, PROBES, probes0 + 2, timeout=1.5) == probes0 + 1
