@@ -63,8 +63,9 @@ import soak_client  # noqa: E402
 import soak_traffic  # noqa: E402
 import soak_workers  # noqa: E402
 from mc_env import McEnv  # noqa: E402
-from soak_measure import (bounded_cache_kib, crash_lines, log_summary, quiesce, rss_parts_kib,  # noqa: E402
-                          sanitized, sanitizer_reports, server_pids, total_fds, total_rss_kib)
+from soak_measure import (bounded_cache_kib, crash_lines, log_summary, quiesce,  # noqa: E402
+                          rss_parts_kib, sanitized, sanitizer_reports, server_pids, total_fds,
+                          total_rss_kib)
 from soak_requests import learn_etags  # noqa: E402
 from soak_server import STOCK_KINDS, build_documents, make_server, start_wrapper  # noqa: E402
 from soak_traffic import KINDS, Traffic  # noqa: E402
