@@ -110,6 +110,19 @@ def trace_lines(srv, mark: int, needle: str) -> list[str]:
     return [l for l in srv.log_lines(mark) if needle in l]
 
 
+def first_request(srv, name: str, body: bytes, coding: str) -> int:
+    """Writes /ms/NAME (a version 500 s old), requests it compressed with `coding` and waits for
+    its one probe to be counted; returns the probe counter from before."""
+    path = srv.htdocs / "ms" / name
+    path.write_bytes(body)
+    os.chmod(path, 0o644)
+    set_mtime(path, time.time() - 500)
+    probes0 = metric(srv, PROBES)
+    assert_encoded(request(srv.port, f"/ms/{name}", coding), coding, body)
+    assert settled(srv, PROBES, probes0 + 1) == probes0 + 1
+    return probes0
+
+
 def test_mc_335_01_random_file_identity_then_remembered(srv):
     probes0 = metric(srv, PROBES)
     why0 = metric(srv, INCOMPRESSIBLE)
@@ -188,13 +201,7 @@ def test_mc_335_07_a_body_that_shrinks_is_probed_once(env, srv):
     request. Before, that second memory expired at once (its expiry was computed before its
     lifetime was known) and every compressed response paid the probe (~40-90 µs of zstd-1)."""
     page = static_file(env, "page.html") + b"<!-- probed once -->\n"
-    path = srv.htdocs / "ms" / "probed-once.html"
-    path.write_bytes(page)
-    os.chmod(path, 0o644)
-    set_mtime(path, time.time() - 500)
-    probes0 = metric(srv, PROBES)
-    assert_encoded(request(srv.port, "/ms/probed-once.html", "br"), "br", page)
-    assert settled(srv, PROBES, probes0 + 1) == probes0 + 1
+    probes0 = first_request(srv, "probed-once.html", page, "br")
     for coding in ("gzip", "zstd", "br", "gzip"):
         assert_encoded(request(srv.port, "/ms/probed-once.html", coding), coding, page)
     # wait as long as a probe of each of them would take to be counted
@@ -207,13 +214,7 @@ def test_mc_335_08_what_a_body_really_saved_replaces_the_estimate(env, srv):
     compressed once; what the whole body saved (about 1 %) is remembered, so the next request
     sends it unchanged without a probe."""
     body = static_file(env, "page.html")[:20000] + os.urandom(1_000_000)
-    path = srv.htdocs / "ms" / "text-then-random.txt"
-    path.write_bytes(body)
-    os.chmod(path, 0o644)
-    set_mtime(path, time.time() - 500)
-    probes0 = metric(srv, PROBES)
-    assert_encoded(request(srv.port, "/ms/text-then-random.txt", "gzip"), "gzip", body)
-    assert settled(srv, PROBES, probes0 + 1) == probes0 + 1
+    probes0 = first_request(srv, "text-then-random.txt", body, "gzip")
     mark = srv.log_size()
     assert_encoded(request(srv.port, "/ms/text-then-random.txt", "br"), None, body)
     assert trace_lines(srv, mark, "(remembered)"), srv.log_lines(mark)[-5:]
