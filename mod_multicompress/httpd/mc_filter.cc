@@ -59,6 +59,9 @@ struct FilterCtx {
     bool unflushed = false;     ///< data went into the encoder since the last flush
     bool eos_seen = false;      ///< EOS passed on: later data is dropped
     bool stream_ended = false;  ///< the encoder wrote its end of stream
+    /// A flush went into the encoder before the end: the output's size then says as much about
+    /// the flushes as about the body, so it is not remembered as the body's saving.
+    bool flushed = false;
     /// An error bucket came from upstream (a broken backend): the body is cut off, so the
     /// compressed stream is never ended as if it were whole (no end, no length, no cache entry).
     bool broken = false;
@@ -119,7 +122,7 @@ void set_live_facts(request_rec* r, const FilterCtx* ctx, std::uint64_t in, std:
     facts.bytes_out = out;
     facts.cpu_ns = ctx->cpu_ns;
     set_response_facts(r, facts);
-    remember_saving(r, ctx->params.coding, in, out);
+    if (!ctx->flushed) remember_saving(r, ctx->params.coding, in, out);
 }
 
 void set_notes(request_rec* r, const mc::Config& cfg, mc::Coding coding, apr_off_t in,
@@ -155,6 +158,7 @@ apr_status_t encode(request_rec* r, FilterCtx* ctx, std::span<const std::byte> d
         return APR_EGENERAL;
     }
     ctx->unflushed = flush == mc::Flush::kNone && (ctx->unflushed || !data.empty());
+    ctx->flushed = ctx->flushed || flush == mc::Flush::kSync;
     return APR_SUCCESS;
 }
 

@@ -23,7 +23,8 @@ namespace mc::httpd {
 /// blocking on a pipe or socket; passes nothing.
 void check_saving(request_rec* r, apr_bucket_brigade* bb, const mc::Config& cfg, mc::Decision& d);
 
-/// After a live body was compressed whole: remembers what it saved, for the next request.
+/// After a live body was compressed in one stream without a flush before its end: remembers
+/// what it saved, for the next request (a flushed stream's size says as much about the flushes).
 void remember_saving(request_rec* r, mc::Coding coding, std::uint64_t in, std::uint64_t out);
 
 /// Whether this request's body is remembered as one that does not save enough to compress (the

@@ -41,6 +41,21 @@ sys.stdout.buffer.flush()
 for i in range(4000):
     sys.stdout.buffer.write(b"line %06d: the quick brown fox jumps over the lazy dog\n" % i)
 '''
+# Ticks flushed one by one (a stall after each: the filter flushes), or the same URL's text at once.
+CGI_TRICKLE = r'''#!/usr/bin/python3
+import os, sys, time
+out = sys.stdout.buffer
+out.write(b"Content-Type: text/plain\r\n\r\n")
+out.flush()
+if os.environ.get("QUERY_STRING") == "trickle":
+    for i in range(300):
+        out.write(b"tick %03d\n" % i)
+        out.flush()
+        time.sleep(0.003)
+else:
+    for i in range(400):
+        out.write(b"line %06d: the quick brown fox jumps over the lazy dog\n" % i)
+'''
 
 SITE = r"""
 <Location /metrics>
@@ -73,7 +88,8 @@ ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 16\nMaxRequestWorke
 
 @pytest.fixture(scope="module")
 def srv(env):
-    files = {"cgi335/random.py": CGI_RANDOM, "cgi335/text.py": CGI_TEXT}
+    files = {"cgi335/random.py": CGI_RANDOM, "cgi335/text.py": CGI_TEXT,
+             "cgi335/trickle.py": CGI_TRICKLE}
     for d in ("ms", "ms-off", "ms-90"):
         files[f"{d}/random.txt"] = RANDOM
         files[f"{d}/page.html"] = static_file(env, "page.html")
@@ -219,3 +235,17 @@ def test_mc_335_08_what_a_body_really_saved_replaces_the_estimate(env, srv):
     assert_encoded(request(srv.port, "/ms/text-then-random.txt", "br"), None, body)
     assert trace_lines(srv, mark, "(remembered)"), srv.log_lines(mark)[-5:]
     assert settled(srv, PROBES, probes0 + 2, timeout=1.5) == probes0 + 1
+
+
+def test_mc_335_09_a_flushed_stream_is_not_a_verdict(srv):
+    """What a stream flushed before its end saved is not remembered: its size says as much about
+    the flushes (here ticks of 9 bytes, each flushed, so gzip's output is larger than the text)
+    as about the body, and remembering it would send the URL's next responses unchanged."""
+    trickle = request(srv.port, "/cgi/trickle.py?trickle", "gzip")
+    assert trickle.status == 200 and trickle.content_encoding == "gzip"
+    assert trickle.decoded() == b"".join(b"tick %03d\n" % i for i in range(300))
+    assert len(trickle.body) > len(trickle.decoded()) * 0.95, "the stream was not flushed"
+    mark = srv.log_size()
+    text = request(srv.port, "/cgi/trickle.py", "gzip")
+    assert text.status == 200 and text.content_encoding == "gzip", srv.log_lines(mark)[-5:]
+    assert not trace_lines(srv, mark, "(remembered)")
