@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from mc_env import McEnv, sanitized
+from mc_env import McEnv
 from mc_process import process_alive
 from mc_server import CRASH_PATTERNS, HttpdServer, LogCheck, start_main
 from mc_stores import StoreProcess
@@ -84,13 +84,6 @@ def _allow_patterns(item) -> list[re.Pattern]:
     return [re.compile(p) for p in pats]
 
 
-# Under ASan every child runs the leak check as it exits; with three pytest processes on two
-# cores that can take more than the 3 s after which httpd's parent sends SIGTERM again and logs
-# AH00045 (httpd's own HTTP/2 tests ignore that line everywhere). Only there it is allowed: a
-# child that needs SIGKILL (AH00046) or is given up (AH00047) still fails the test.
-SLOW_EXIT = re.compile(r"AH00045: child process \d+ still did not exit, sending a SIGTERM")
-
-
 def _scan(item, marks: dict[int, int]) -> tuple[list[str], dict[int, int]]:
     allow = _allow_patterns(item)
     problems, ends = [], {}
@@ -100,7 +93,7 @@ def _scan(item, marks: dict[int, int]) -> tuple[list[str], dict[int, int]]:
         srv.checked_upto = size
         if not srv.log_check:
             continue
-        check = LogCheck(allow + [SLOW_EXIT] if sanitized(srv.env) else allow)
+        check = LogCheck.of(srv, allow)
         lines = srv.log_lines(marks.get(id(srv), 0))
         problems.extend(f"{srv.name} ({srv.error_log}): {l}" for l in check.problems(lines))
     return problems, ends

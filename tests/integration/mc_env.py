@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterable
 
 from mc_process import clean_env, free_port
-from mc_server import HttpdServer
+from mc_server import HttpdServer, asan_binary
 
 HERE = Path(__file__).resolve().parent
 ALL_CODINGS = ("gzip", "br", "zstd", "deflate")
@@ -92,7 +92,7 @@ class McEnv:
 def sanitized(env: McEnv) -> bool:
     """Whether the servers run the ASan+UBSan module (tests/soak/asan_run.sh): their memory is
     the sanitizer's, not what a server uses."""
-    return "asan" in env.apache_bin.name
+    return asan_binary(env.apache_bin)
 
 
 def check_load(env: McEnv) -> int:

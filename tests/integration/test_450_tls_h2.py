@@ -53,7 +53,7 @@ def tls(env):
     finally:
         srv.stop()
     # what the per-test checks have not seen: shutdown
-    problems = LogCheck().problems(srv.log_lines(getattr(srv, "checked_upto", 0)))
+    problems = LogCheck.of(srv).problems(srv.log_lines(getattr(srv, "checked_upto", 0)))
     assert not problems, problems
 
 

@@ -46,7 +46,7 @@ def run(env, tmp_path_factory):
         srv.stop()
     print(f"\nbrowser screenshots and report: {out}")
     # The whole run happened in this fixture, outside the per-test error_log checks.
-    report["_log_problems"] = LogCheck().problems(srv.log_lines())
+    report["_log_problems"] = LogCheck.of(srv).problems(srv.log_lines())
     report["_access_log"] = srv.access_lines()
     report["_out"] = str(out)
     srv.checked_upto = srv.log_size()

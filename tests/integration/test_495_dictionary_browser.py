@@ -193,7 +193,7 @@ def browse(env, tmp: Path, name: str, **server_kw) -> dict:
     finally:
         srv.stop()
     print(f"\nbrowser screenshots and report: {out}")
-    report["_log_problems"] = LogCheck().problems(srv.log_lines())
+    report["_log_problems"] = LogCheck.of(srv).problems(srv.log_lines())
     report["_dict_log"] = (srv.gen / "logs" / "dict_log").read_text(errors="replace").splitlines()
     report["_scripts"] = scripts
     report["_out"] = str(out)

@@ -58,7 +58,7 @@ def run(env, demo, tmp_path_factory):
                          "--other", f"https://127.0.0.1:{demo.tls_port}/", "--home", str(tmp / "home")],
                         out, tmp / "profile", timeout=400)
     print(f"\ndemo screenshots and report: {out}")
-    report["_log_problems"] = LogCheck().problems(demo.log_lines(mark))
+    report["_log_problems"] = LogCheck.of(demo).problems(demo.log_lines(mark))
     demo.checked_upto = demo.log_size()
     report["_releases"] = demo.releases()
     return report

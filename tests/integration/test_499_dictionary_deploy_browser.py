@@ -230,7 +230,7 @@ def run(env, tmp_path_factory):
     finally:
         srv.stop()
     print(f"\nbrowser screenshots and report: {out}")
-    report["_log_problems"] = LogCheck().problems(srv.log_lines())
+    report["_log_problems"] = LogCheck.of(srv).problems(srv.log_lines())
     report["_log"] = parse_log((srv.gen / "logs" / "deploy_log").read_text().splitlines())
     report["_assets"] = {p.name: p.read_bytes() for p in (srv.htdocs / "assets").iterdir()}
     srv.checked_upto = srv.log_size()
