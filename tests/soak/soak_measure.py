@@ -8,9 +8,9 @@ import collections
 import os
 import re
 import time
-import urllib.request
 from pathlib import Path
 
+from mc_client import request
 from mc_env import McEnv
 from mc_process import children_of
 from mc_server import CRASH_PATTERNS
@@ -86,10 +86,11 @@ BOUNDED_CACHES = ("MultiCompressCacheLocalBytes", "MultiCompressDictionaryMemory
 def bounded_cache_kib(port: int) -> int:
     """KiB the module reports holding in its bounded caches (/server-status?auto), summed over
     the children; 0 for a server without the module's status section."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/server-status?auto", timeout=10) as r:
-        text = r.read().decode("latin-1")
+    r = request(port, "/server-status?auto", timeout=10)
+    if r.status != 200:
+        raise RuntimeError(f"/server-status?auto answered {r.status}")
     total = 0
-    for line in text.splitlines():
+    for line in r.body.decode("latin-1").splitlines():
         key, _, value = line.partition(": ")
         if key in BOUNDED_CACHES:
             total += int(value)

@@ -79,16 +79,19 @@ Alias /p "@HTDOCS@/side"
     SetHandler mctest-echo
     SetInputFilter DEFLATE
 </Location>
-# the module's counters: the RSS check subtracts what its bounded caches hold
-<Location /server-status>
-    SetHandler server-status
-</Location>
 ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
 <Directory "@HTDOCS@/soakcgi">
     Options +ExecCGI
     AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@ text/event-stream
     MultiCompressEncodings zstd br gzip deflate
 </Directory>
+"""
+
+# Both sites: mod_status, whose ?auto the RSS check reads for the module's bounded caches.
+STATUS = """
+<Location /server-status>
+    SetHandler server-status
+</Location>
 """
 
 # --stock: the same locations served by Debian's mod_deflate + mod_brotli as a new user sets
@@ -110,10 +113,6 @@ Alias /p "@HTDOCS@/side"
 <Location /mctest/>
     SetHandler mctest
     AddOutputFilterByType BROTLI_COMPRESS;DEFLATE text/html text/plain
-</Location>
-# the module's counters: the RSS check subtracts what its bounded caches hold
-<Location /server-status>
-    SetHandler server-status
 </Location>
 ScriptAlias /cgi/ "@HTDOCS@/soakcgi/"
 <Directory "@HTDOCS@/soakcgi">
@@ -202,7 +201,8 @@ def make_server(env: McEnv, docs: dict[str, bytes], max_mem_free: int = 2048,
     for name in SIDE_DOCS:
         files[f"side/{name}"] = docs[name]
     files["soakcgi/stream.sh"] = STREAM_CGI
-    site = (SITE_STOCK if stock else SITE) + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else "")
+    site = ((SITE_STOCK if stock else SITE) + STATUS
+            + ('CoreDumpDirectory "@GEN@/cores"\n' if cores else ""))
     mods = ["socache_shmcb", "status"] + (["deflate", "brotli"] if stock else [])
     srv = DropinServer(env, "soak-stock" if stock else "soak", site, files=files,
                        extra_modules=mods, trace=False, mpm="event", load_mc=not stock,
