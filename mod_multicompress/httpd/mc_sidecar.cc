@@ -53,6 +53,11 @@ public:
         const auto it = seen_.find(key);
         return it == seen_.end() ? std::nullopt : std::optional<V>(it->second);
     }
+    void forget(const char* path, const apr_finfo_t& fi) {
+        const std::string key = key_of(path, fi);
+        const std::lock_guard<std::mutex> lock(mu_);
+        seen_.erase(key);
+    }
 
 private:
     static std::string key_of(const char* path, const apr_finfo_t& fi) {
@@ -87,6 +92,15 @@ OncePerFile& warned_files() {
 PerFileVersion<bool>& checked_frames() {
     static PerFileVersion<bool> verdicts;
     return verdicts;
+}
+
+// Sidecars this child has sent, by the sidecar's path and the version of FILE (not of the
+// sidecar): for those the lstat that spares a file without a sidecar the cost of a subrequest is
+// skipped, and the subrequest's own stat is the check (a sidecar gone or stale since is
+// forgotten, and looked for with the lstat again).
+PerFileVersion<bool>& sent_sidecars() {
+    static PerFileVersion<bool> sent;
+    return sent;
 }
 
 // RFC 9659: never send a zstd frame that needs more than the client's window (8 MiB for zstd;
@@ -167,12 +181,14 @@ int check_access_again(request_rec* sub) {
 // <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
 // the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
 // False when it would not (or there is no fresh sidecar).
-// `exists`: the caller's lstat found the path already.
+// `exists`: the caller's lstat found the path already (or sent_sidecars() knows it).
 bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
     const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
+    const bool sent_before = exists || sent_sidecars().find(path, r->finfo).has_value();
     // Most files have no sidecar: an lstat says so without the cost of a subrequest.
     apr_finfo_t pre;
-    if (!exists && apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
+    if (!sent_before &&
+        apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
@@ -203,6 +219,7 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool 
                       sub->filename != nullptr ? sub->filename : "-",
                       sub->handler != nullptr ? sub->handler : "-");
         ap_destroy_sub_req(sub);
+        sent_sidecars().forget(path, r->finfo);
         return false;
     }
     out.path = path;
@@ -214,6 +231,7 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool 
     ap_destroy_sub_req(sub);
     if (out.finfo.mtime < r->finfo.mtime) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "stale sidecar %s", path);
+        sent_sidecars().forget(path, r->finfo);
         return false;
     }
     return true;
@@ -258,14 +276,16 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
                                                   std::uint64_t{1} << mc::kZstdMaxWindowLog)) {
         return refuse(r, side, "its zstd window is over 8 MiB (RFC 9659)");
     }
+    sent_sidecars().remember(side.path, r->finfo, true);
     return true;
 }
 
 bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named) {
     const std::string suffix = mc::delta_sidecar_suffix(named);
+    const char* path = apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr);
+    if (sent_sidecars().find(path, r->finfo)) return true;
     apr_finfo_t fi;
-    return apr_stat(&fi, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr),
-                    APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
+    return apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
 }
 
 bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
@@ -281,7 +301,8 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
     // verdict is for the whole hash the request named (the file name holds 64 bits of it).
     const char* head_key =
         apr_pstrcat(r->pool, side.path, "|dcz-header|", mc::hash_hex(named).c_str(), nullptr);
-    if (!checked_frames().find(head_key, side.finfo)) {
+    std::optional<bool> names = checked_frames().find(head_key, side.finfo);
+    if (!names) {
         // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
         std::array<std::byte, mc::kDczHeaderSize> head{};
         apr_size_t n = head.size();
@@ -289,15 +310,14 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
         const bool read = apr_file_read_full(side.fd, head.data(), n, &n) == APR_SUCCESS &&
                           apr_file_seek(side.fd, APR_SET, &start) == APR_SUCCESS;
         if (!read) return refuse(r, side, "its dcz header cannot be read");
-        checked_frames().remember(head_key, side.finfo, mc::dcz_body_names(head, named));
+        names = checked_frames().remember(head_key, side.finfo, mc::dcz_body_names(head, named));
     }
-    if (!*checked_frames().find(head_key, side.finfo)) {
-        return refuse(r, side, "its dcz header names another dictionary");
-    }
+    if (!*names) return refuse(r, side, "its dcz header names another dictionary");
     if (!frames_ok(r, side.fd, side.finfo, side.path, static_cast<apr_off_t>(mc::kDczHeaderSize),
                    window)) {
         return refuse(r, side, "its zstd frame needs a window its client may not keep");
     }
+    sent_sidecars().remember(side.path, r->finfo, true);
     return true;
 }
 

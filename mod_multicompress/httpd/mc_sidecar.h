@@ -28,7 +28,8 @@ struct Sidecar {
 /// at trace1; an unreadable or undecodable one is warned about once per version of the file.
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
 
-/// Whether a delta sidecar against `named` is there at all (one lstat; find_delta_sidecar checks).
+/// Whether a delta sidecar against `named` is there at all (one lstat, none when this child sent it
+/// for this version of FILE before; find_delta_sidecar checks).
 bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named);
 
 /// The delta sidecar made at deploy time against the dictionary the request names

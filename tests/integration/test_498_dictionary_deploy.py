@@ -319,3 +319,26 @@ def test_mc_498_10_delta_for_a_hash_that_shares_the_file_name(srv):
                   headers=[("Available-Dictionary", f":{base64.b64encode(forged).decode()}:")])
         assert bad.resp.status == 200 and bad.resp.content_encoding != "dcz", bad.resp
         assert bad.resp.body != delta
+
+
+def test_mc_498_11_delta_gone_after_it_was_sent(srv):
+    """A child that has sent a delta does not lstat it again (the access subrequest's stat is
+    the check): removed while the file stays as it is, the next responses fall back (live dcz
+    against the dictionary this server holds), in every child; written again, it is sent."""
+    v2, v3 = srv.files["a/app.7e41d09c.js"], srv.files["a/app.b27e04aa.js"]
+    path = srv.htdocs / "a" / f"app.b27e04aa.js.dcz-{hashlib.sha256(v2).hexdigest()[:16]}"
+    delta = path.read_bytes()
+    ask = [("Available-Dictionary", available(v2))]
+    for _ in range(8):
+        got = get(srv, "/a/app.b27e04aa.js", AE, headers=ask)
+        assert got.source == "sidecar" and got.resp.body == delta, got.resp
+    mtime = path.stat().st_mtime
+    path.unlink()
+    for _ in range(8):
+        got = get(srv, "/a/app.b27e04aa.js", AE, headers=ask)
+        assert got.resp.status == 200 and got.source == "live", (got.source, got.resp)
+        assert got.resp.content_encoding == "dcz" and dcz_decode(got.resp.body, v2) == v3
+    write_file(path, delta, mtime)
+    for _ in range(8):
+        got = get(srv, "/a/app.b27e04aa.js", AE, headers=ask)
+        assert got.source == "sidecar" and got.resp.body == delta, got.resp

@@ -406,3 +406,28 @@ def test_mc_610_22_not_for_a_subdirectory_index_or_missing_file(srv):
     got = get(srv, "/s/ghost.html", "gzip")
     assert got.resp.status == 404, got.resp
     assert got.resp.header("Content-Encoding") is None
+
+
+@pytest.mark.parametrize("coding", CODINGS)
+def test_mc_610_23_sidecar_gone_after_it_was_sent(srv, coding):
+    """A child does not look a sidecar it has sent up again with its own lstat (the access
+    subrequest's stat is the check): one removed, or made stale, while FILE stays as it is means
+    live compression from the next request on, in every child; one written again is sent."""
+    url, path = copy_of(srv, "app.js")
+    original = path.read_bytes()
+    side = write_sidecar(path, coding, newer_by=60)
+    sidecar = side.read_bytes()
+    ref = reference(srv, url)
+    rounds = 8  # new connections: every child has sent it
+    for _ in range(rounds):
+        assert_sidecar(get(srv, url, coding), ref, coding, sidecar, original)
+    side.unlink()
+    for _ in range(rounds):
+        assert_live(get(srv, url, coding), coding, original)
+    side = write_sidecar(path, coding, newer_by=60)
+    for _ in range(rounds):
+        assert_sidecar(get(srv, url, coding), ref, coding, sidecar, original)
+    set_mtime(side, path.stat().st_mtime - 100)  # older than FILE, which is unchanged
+    for _ in range(rounds):
+        assert_live(get(srv, url, coding), coding, original, not_body=sidecar)
+    assert reference(srv, url).resp.header("ETag") == ref.resp.header("ETag")
