@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "mc/dcz_delta.h"
@@ -41,29 +42,44 @@ template <class V>
 class PerFileVersion {
 public:
     /// Remembers `value` for the file unless something is remembered already; returns what is.
-    V remember(const char* path, const apr_finfo_t& fi, V value) {
+    V remember(std::string_view path, const apr_finfo_t& fi, V value) {
         std::string key = key_of(path, fi);
         const std::lock_guard<std::mutex> lock(mu_);
         if (seen_.size() >= kMax && seen_.count(key) == 0) seen_.clear();
         return seen_.emplace(std::move(key), value).first->second;
     }
-    std::optional<V> find(const char* path, const apr_finfo_t& fi) {
+    std::optional<V> find(std::string_view path, const apr_finfo_t& fi) {
         const std::string key = key_of(path, fi);
         const std::lock_guard<std::mutex> lock(mu_);
         const auto it = seen_.find(key);
         return it == seen_.end() ? std::nullopt : std::optional<V>(it->second);
     }
-    void forget(const char* path, const apr_finfo_t& fi) {
+    void forget(std::string_view path, const apr_finfo_t& fi) {
         const std::string key = key_of(path, fi);
         const std::lock_guard<std::mutex> lock(mu_);
         seen_.erase(key);
     }
 
 private:
-    static std::string key_of(const char* path, const apr_finfo_t& fi) {
-        return std::string(path) + '\0' + std::to_string(fi.device) + ':' +
-               std::to_string(fi.inode) + ':' + std::to_string(fi.size) + ':' +
-               std::to_string(fi.mtime) + ':' + std::to_string(fi.ctime);
+    // The path (any bytes), then the version's numbers as they are in memory: looked up on every
+    // sidecar hit, so no decimal formatting.
+    static std::string key_of(std::string_view path, const apr_finfo_t& fi) {
+        std::string key;
+        key.reserve(path.size() + sizeof(fi.device) + sizeof(fi.inode) + sizeof(fi.size) +
+                    sizeof(fi.mtime) + sizeof(fi.ctime));
+        key.append(path);
+        append_raw(key, fi.device);
+        append_raw(key, fi.inode);
+        append_raw(key, fi.size);
+        append_raw(key, fi.mtime);
+        append_raw(key, fi.ctime);
+        return key;
+    }
+    template <class N>
+    static void append_raw(std::string& key, N n) {
+        char raw[sizeof n];
+        std::memcpy(raw, &n, sizeof n);
+        key.append(raw, sizeof n);
     }
 
     static constexpr std::size_t kMax = 1024;
@@ -299,8 +315,8 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
                                      : std::uint64_t{1} << mc::kZstdMaxWindowLog;
     // The header is read once per version of the file in this child, like its frames; the
     // verdict is for the whole hash the request named (the file name holds 64 bits of it).
-    const char* head_key =
-        apr_pstrcat(r->pool, side.path, "|dcz-header|", mc::hash_hex(named).c_str(), nullptr);
+    std::string head_key = std::string(side.path) + "|dcz-header|";
+    head_key.append(reinterpret_cast<const char*>(named.data()), named.size());
     std::optional<bool> names = checked_frames().find(head_key, side.finfo);
     if (!names) {
         // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
