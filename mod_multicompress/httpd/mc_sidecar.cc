@@ -200,10 +200,10 @@ int check_access_again(request_rec* sub) {
 // `exists`: the caller's lstat found the path already (or sent_sidecars() knows it).
 bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
     const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
-    const bool sent_before = exists || sent_sidecars().find(path, r->finfo).has_value();
+    const bool known = exists || sent_sidecars().find(path, r->finfo).has_value();
     // Most files have no sidecar: an lstat says so without the cost of a subrequest.
     apr_finfo_t pre;
-    if (!sent_before &&
+    if (!known &&
         apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
