@@ -203,8 +203,7 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool 
     const bool known = exists || sent_sidecars().find(path, r->finfo).has_value();
     // Most files have no sidecar: an lstat says so without the cost of a subrequest.
     apr_finfo_t pre;
-    if (!known &&
-        apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
+    if (!known && apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
