@@ -119,6 +119,15 @@ PerFileVersion<bool>& sent_sidecars() {
     return sent;
 }
 
+// Whether `path` (FILE plus a suffix) is worth the subrequest that checks it: this child has sent
+// it for this version of FILE, or an lstat finds it. Most files have no sidecar, and the lstat
+// spares them a subrequest.
+bool may_be_there(request_rec* r, const char* path) {
+    if (sent_sidecars().find(path, r->finfo)) return true;
+    apr_finfo_t fi;
+    return apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
+}
+
 // RFC 9659: never send a zstd frame that needs more than the client's window (8 MiB for zstd;
 // dcz: its dictionary's bound): every frame of the file, not only the first (`zstd --long` and
 // concatenated files). The file is mapped and only its frame and block headers are read.
@@ -197,13 +206,10 @@ int check_access_again(request_rec* sub) {
 // <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
 // the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
 // False when it would not (or there is no fresh sidecar).
-// `exists`: the caller's lstat found the path already (or sent_sidecars() knows it).
+// `exists`: the caller's may_be_there() said so already.
 bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
     const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
-    const bool known = exists || sent_sidecars().find(path, r->finfo).has_value();
-    // Most files have no sidecar: an lstat says so without the cost of a subrequest.
-    apr_finfo_t pre;
-    if (!known && apr_stat(&pre, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) {
+    if (!exists && !may_be_there(r, path)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
@@ -297,15 +303,12 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
 
 bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named) {
     const std::string suffix = mc::delta_sidecar_suffix(named);
-    const char* path = apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr);
-    if (sent_sidecars().find(path, r->finfo)) return true;
-    apr_finfo_t fi;
-    return apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
+    return may_be_there(r, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr));
 }
 
 bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
                         std::size_t dictionary_size, Sidecar& side) {
-    // has_delta_sidecar's lstat found it: no second one.
+    // has_delta_sidecar's may_be_there() said so: not asked again.
     if (!open_sidecar(r, mc::delta_sidecar_suffix(named), side, true)) return false;
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
