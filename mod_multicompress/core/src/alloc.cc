@@ -42,10 +42,13 @@ std::size_t page_size() noexcept {
 // Freed mapped blocks kept for the next body: mapping fresh memory for every response costs a
 // page fault per page written and a munmap (a TLB shootdown across the threads) at the end, three
 // times the compression time of a small body. Bounded in count, size and total, and emptied by
-// mem_trim (the idle trim).
+// mem_trim (the idle trim). Sized for two large bodies compressed at once (the gate lets a child
+// of a 2-core machine compress two at a time): a br-4 compression of a 1 MB script holds 10.8 MB
+// in nine blocks, the largest 4 MiB of payload (which its header puts one page over 4 MiB); the
+// bench's 1 MB row paid a thousand page faults per response while that block was not kept.
 constexpr std::size_t kCacheSlots = 64;
-constexpr std::size_t kCacheBytes = 16 * 1024 * 1024;
-constexpr std::size_t kCacheBlockMax = 4 * 1024 * 1024;
+constexpr std::size_t kCacheBytes = 32 * 1024 * 1024;
+constexpr std::size_t kCacheBlockMax = 8 * 1024 * 1024;  // payload; the block is a page more
 
 struct BlockCache {
     std::mutex mu;
@@ -79,7 +82,7 @@ Header* cache_take(std::size_t length) noexcept {
 }
 
 bool cache_put(Header* h) noexcept {
-    if (h->length > kCacheBlockMax) return false;
+    if (h->length > kCacheBlockMax + page_size()) return false;
     BlockCache& c = block_cache();
     const std::lock_guard<std::mutex> lock(c.mu);
     if (c.count == kCacheSlots || c.bytes + h->length > kCacheBytes) return false;
