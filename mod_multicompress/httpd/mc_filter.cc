@@ -385,6 +385,18 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
 
         apr_status_t rv = APR_SUCCESS;
         if (passed_head_of_stream(f, bb, e, &rv)) return rv;
+        if (ctx->hold_until_eos && is_large_file(e)) {
+            const bool last = ends_body(bb, e);
+            // Copied in pieces, not mapped; nothing is passed on meanwhile (held until EOS), and
+            // large whole bodies are compressed a few at a time (the gate).
+            rv = read_file_in_pieces(r, e, [&](std::span<const std::byte> in, bool end) {
+                return encode(r, ctx, in, last && end ? mc::Flush::kFinish : mc::Flush::kNone);
+            });
+            if (rv != APR_SUCCESS) return rv;
+            ctx->stream_ended = last;
+            apr_bucket_delete(e);
+            continue;
+        }
         const char* data = nullptr;
         apr_size_t len = 0;
         rv = read_or_flush(e, &data, &len, [&] { return flush_for_stall(f, ctx); });
@@ -397,8 +409,8 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
             const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), len);
             // The last data before EOS finishes the stream in the same call: libraries then
             // compress in one pass (zstd skips its input buffer) instead of a second, empty call.
-            const apr_bucket* next = APR_BUCKET_NEXT(e);
-            const bool last = next != APR_BRIGADE_SENTINEL(bb) && APR_BUCKET_IS_EOS(next);
+            // (After the read: reading a pipe or socket bucket inserts the rest behind it.)
+            const bool last = ends_body(bb, e);
             if ((rv = encode(r, ctx, in, last ? mc::Flush::kFinish : mc::Flush::kNone)) !=
                 APR_SUCCESS) {
                 return rv;

@@ -110,6 +110,13 @@ std::string_view first_block(const request_rec* r, apr_bucket_brigade* bb, std::
             if (APR_BUCKET_IS_EOS(e) || APR_BUCKET_IS_FLUSH(e)) break;
             continue;
         }
+        if (is_large_file(e)) {  // copied, not mapped (mc_brigade.h)
+            const std::size_t have = copy.size();
+            copy.resize(mc::kSavingProbeBytes);
+            const apr_size_t want = mc::kSavingProbeBytes - have;
+            if (read_file_into(e, 0, copy.data() + have, want) != APR_SUCCESS) copy.resize(have);
+            break;
+        }
         const char* data = nullptr;
         apr_size_t len = 0;
         if (read_bucket(e, &data, &len, block) != APR_SUCCESS) break;

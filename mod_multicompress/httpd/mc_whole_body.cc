@@ -123,7 +123,18 @@ apr_status_t compress_body(request_rec* r, const mc::EncoderParams& params, apr_
     std::span<const std::byte> input;
     std::size_t total = 0;
     int pieces = 0;
+    // A file over 256 KiB is copied with pread() into the joined block below, not mapped; the
+    // block is sized from the buckets' lengths (a whole body: every one is known).
+    bool large_file = false;
+    std::size_t known = 0;
     for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
+         e = APR_BUCKET_NEXT(e)) {
+        if (APR_BUCKET_IS_METADATA(e)) continue;
+        large_file = large_file || is_large_file(e);
+        known += e->length;
+    }
+    if (large_file) total = known;
+    for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb) && !large_file;
          e = APR_BUCKET_NEXT(e)) {
         if (APR_BUCKET_IS_METADATA(e)) continue;
         const char* data = nullptr;
@@ -137,33 +148,42 @@ apr_status_t compress_body(request_rec* r, const mc::EncoderParams& params, apr_
         if (++pieces == 1) input = {reinterpret_cast<const std::byte*>(data), len};
         total += len;
     }
-    // A body in several buckets is joined first, in a block mapped on its own (mc/alloc.h):
-    // the buckets were read above, so reading them again only returns their memory.
+    // A body in several buckets, or with a large file, is joined first, in a block mapped on its
+    // own (mc/alloc.h): buckets read above only return their memory when read again.
     std::unique_ptr<void, void (*)(void*)> joined(nullptr, free_mapped);
-    if (pieces > 1) {
+    if (pieces > 1 || large_file) {
         joined.reset(mc::mem_alloc(total));
         if (!joined) throw std::bad_alloc();
         auto* at = static_cast<char*>(joined.get());
         for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
              e = APR_BUCKET_NEXT(e)) {
             if (APR_BUCKET_IS_METADATA(e)) continue;
+            const std::size_t room =
+                total - static_cast<std::size_t>(at - static_cast<char*>(joined.get()));
             const char* data = nullptr;
-            apr_size_t len = 0;
-            if (apr_status_t rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
-                rv != APR_SUCCESS) {
+            apr_size_t len = e->length;
+            apr_status_t rv = APR_SUCCESS;
+            if (is_large_file(e) && len <= room) {
+                rv = read_file_into(e, 0, at, len);
+                data = at;
+            } else {
+                rv = read_bucket(e, &data, &len, APR_BLOCK_READ);
+            }
+            if (rv != APR_SUCCESS) {
                 ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
                               MC_LOGNO(00180) "reading the response failed");
                 return rv;
             }
-            if (len > total - static_cast<std::size_t>(at - static_cast<char*>(joined.get()))) {
+            if (len > room) {
                 ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                               MC_LOGNO(00181) "response bucket grew between two reads");
                 return APR_EGENERAL;
             }
-            if (len > 0) std::memcpy(at, data, len);
+            if (len > 0 && data != at) std::memcpy(at, data, len);
             at += len;
         }
-        input = {static_cast<const std::byte*>(joined.get()), total};
+        input = {static_cast<const std::byte*>(joined.get()),
+                 static_cast<std::size_t>(at - static_cast<char*>(joined.get()))};
     }
 
     std::unique_ptr<mc::OneShotCompressor> compressor =
@@ -190,6 +210,22 @@ apr_status_t compress_body(request_rec* r, const mc::EncoderParams& params, apr_
         return APR_EGENERAL;
     }
     const std::size_t n = done.value();
+    if (mapped && n <= cap / 2) {
+        // The block of the bound's size may be one the cache kept from a body (every page of it
+        // touched): the compressed bytes move to one of their own size, so a slow client's
+        // connection keeps what is left to send, not a block the size of the file.
+        const bool small = n < mc::kMapThreshold;
+        auto* fit = static_cast<char*>(small ? apr_bucket_alloc(n, r->connection->bucket_alloc)
+                                             : mc::mem_alloc(n));
+        if (fit == nullptr) {
+            free_out(out);
+            throw std::bad_alloc();
+        }
+        std::memcpy(fit, out, n);
+        free_out(out);
+        out = fit;
+        free_out = small ? apr_bucket_free : free_mapped;
+    }
     result.bucket = apr_bucket_heap_create(out, n, free_out, r->connection->bucket_alloc);
     result.data = out;
     result.size = n;

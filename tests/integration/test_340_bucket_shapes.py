@@ -37,6 +37,11 @@ SITE = r"""
 
 B, F, P = b"\x02", b"\x06", b"\x10"
 
+# A file over 256 KiB: a whole body's file bucket this large is copied with pread() in pieces
+# (256 KiB) rather than mapped; its bytes vary with the position, so an offset off by one shows.
+LARGE_DOC = "big/large.txt"
+LARGE = mctest_body(700_001)
+
 
 def bucketeer_doc(env) -> bytes:
     """page.html with control characters every few bytes: many tiny buckets, flushes and passes
@@ -57,7 +62,8 @@ def strip_marks(doc: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def srv(env):
-    s = start_dropin(env, "t340", SITE, files={"bkt/marked.html": bucketeer_doc(env)},
+    s = start_dropin(env, "t340", SITE,
+                     files={"bkt/marked.html": bucketeer_doc(env), LARGE_DOC: LARGE},
                      modules=["bucketeer"])
     yield s
     stop_checked(s)
@@ -79,6 +85,11 @@ SHAPES = {
     "file-cl": ("shape=file&file=static/style.css&cl=1", "style.css"),
     "mmap": ("shape=mmap&file=static/page.html", "page.html"),
     "mmap-slice": ("shape=mmap&file=static/license.txt&off=4097&len=5000", "license.txt"),
+    "file-large": (f"shape=file&file={LARGE_DOC}", LARGE_DOC),
+    # two pieces, the second of 37 858 bytes, from an offset that is not a page's
+    "file-large-slice": (f"shape=file&file={LARGE_DOC}&off=4097&len=300001", LARGE_DOC),
+    "file-large-cl": (f"shape=file&file={LARGE_DOC}&off=1&cl=1", LARGE_DOC),
+    "file-large-eos-alone": (f"shape=file&file={LARGE_DOC}&eos=alone", LARGE_DOC),
 }
 
 
@@ -86,7 +97,7 @@ def expected(env, query: str, doc: str | None) -> bytes:
     args = dict(kv.split("=") for kv in query.split("&"))
     if doc is None:
         return mctest_body(int(args["size"]))
-    data = static_file(env, doc)
+    data = LARGE if doc == LARGE_DOC else static_file(env, doc)
     off = int(args.get("off", 0))
     return data[off:off + int(args["len"])] if "len" in args else data[off:]
 
