@@ -39,7 +39,7 @@ void mem_free_cb(void* opaque, void* p) noexcept;
 
 /// Bytes of mem_alloc's large blocks in use, for tests and diagnostics.
 [[nodiscard]] std::size_t mem_mapped_bytes() noexcept;
-/// Bytes of freed large blocks kept mapped for reuse (at most 32 MiB in 64 blocks of 8 MiB of
+/// Bytes of freed large blocks kept mapped for reuse (at most 32 MiB in 64 blocks of 9 MiB of
 /// payload at most; emptied by mem_trim).
 [[nodiscard]] std::size_t mem_cached_bytes() noexcept;
 /// A standard allocator over mem_alloc, for containers that grow to body sizes: a std::string
