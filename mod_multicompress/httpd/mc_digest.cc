@@ -7,13 +7,16 @@
 #include <http_log.h>
 
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 
 #include "mc/digest_fields.h"
+#include "mc_brigade.h"
 #include "mc_log.h"
 #include "mc_pool.h"
-#include "mc_brigade.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -127,11 +130,20 @@ void set_fields(request_rec* r, const Kept& kept, mc::Digester& d) {
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "digests made again for the compressed body");
 }
 
-// Feeds every data bucket of `bb` to `d`; false when one cannot be read.
-bool digest_brigade(apr_bucket_brigade* bb, mc::Digester& d) {
+// Feeds every data bucket of `bb` to `d`; false when one cannot be read. A file over 256 KiB is
+// copied in pieces, not mapped (mc_brigade.h), as compression reads it after this.
+bool digest_brigade(request_rec* r, apr_bucket_brigade* bb, mc::Digester& d) {
+    const auto update = [&d](std::span<const std::byte> in, bool /*last*/) {
+        d.update(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()));
+        return APR_SUCCESS;
+    };
     for (apr_bucket* e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
          e = APR_BUCKET_NEXT(e)) {
         if (APR_BUCKET_IS_METADATA(e)) continue;
+        if (is_large_file(e)) {
+            if (read_file_in_pieces(r, e, update) != APR_SUCCESS) return false;
+            continue;
+        }
         const char* data = nullptr;
         apr_size_t len = 0;
         if (read_bucket(e, &data, &len, APR_BLOCK_READ) != APR_SUCCESS) return false;
@@ -146,7 +158,7 @@ void keep_digests_of_body(request_rec* r, apr_bucket_brigade* bb) {
     Kept* kept = parse_fields(r);
     if (kept == nullptr) return;
     mc::Digester d(kept->algorithms());
-    if (digest_brigade(bb, d)) keep_matching(r, kept, d.finish());  // else: not kept
+    if (digest_brigade(r, bb, d)) keep_matching(r, kept, d.finish());  // else: not kept
 }
 
 void keep_digests_of_file(request_rec* r) {
@@ -172,7 +184,7 @@ void put_digests(request_rec* r, apr_bucket_brigade* bb) {
     const Kept* kept = kept_of(r);
     if (kept == nullptr) return;
     mc::Digester d(kept->algorithms());
-    if (digest_brigade(bb, d)) set_fields(r, *kept, d);  // else: dropped
+    if (digest_brigade(r, bb, d)) set_fields(r, *kept, d);  // else: dropped
 }
 
 void put_digests(request_rec* r, apr_file_t* fd, apr_off_t length) {

@@ -72,9 +72,15 @@ Alias /cache "@HTDOCS@/cache"
 """
 
 
+# A file over 256 KiB, which the module copies rather than maps: its digests are checked from
+# the copied pieces, from the bucket's start.
+LARGE_DOC = "big/large.txt"
+LARGE = mctest_body(700_001)
+
+
 @pytest.fixture(scope="module")
 def shapes(env):
-    srv = start_dropin(env, "t305-shapes", SHAPES_SITE)
+    srv = start_dropin(env, "t305-shapes", SHAPES_SITE, files={LARGE_DOC: LARGE})
     yield srv
     stop_checked(srv)
 
@@ -244,3 +250,18 @@ def test_mc_305_10_static_mismatch(env, static):
         "Unencoded-Digest is never touched, right or wrong"
     lines = [l for l in static.log_lines(mark) if "MC00301" in l]
     assert len(lines) == 2, lines  # one per field: Content-Digest, Repr-Digest
+
+
+@pytest.mark.parametrize("coding", CODINGS)
+@pytest.mark.parametrize("where", ["whole", "slice"])
+def test_mc_305_11_large_file_checked_and_made_again(shapes, coding, where):
+    """A file bucket over 256 KiB (the whole file, or 300 001 bytes from offset 4 097, which a
+    read from the file's start would get wrong): the handler's digests are found to describe it,
+    so they are made again for the compressed bytes."""
+    body = LARGE if where == "whole" else LARGE[4097:4097 + 300_001]
+    span = "" if where == "whole" else "&off=4097&len=300001"
+    q = "&".join(f"{k}={quote(v, safe='')}" for k, v in
+                 (("cd", field(body, "sha-256")), ("rd", field(body, "sha-512"))))
+    r = request(shapes.port, f"/shapes/x?shape=file&file={LARGE_DOC}{span}&{q}", coding)
+    assert_encoded(r, coding, body)
+    assert_digests_of_wire(r, ("sha-256",), ("sha-512",))
