@@ -143,7 +143,7 @@ class Bench(LiveRuns, CompressOnce):
         kept = {b.get("name"): b for b in self.encoders}
         for b in runs:
             old = kept.get(b.get("name"))
-            if old is None or ("cpu_time" in b and b["cpu_time"] < old.get("cpu_time", float("inf"))):
+            if old is None or b.get("cpu_time", float("inf")) < old.get("cpu_time", float("inf")):
                 kept[b.get("name")] = b
         self.encoders = list(kept.values())
 
