@@ -20,6 +20,10 @@
 #                  itself, collected at the end; detect_leaks=1 with lsan.supp: httpd exits
 #                  without destroying pconf, so pcre2, OpenSSL and APR allocations are suppressed
 #                  by library (never a frame of the module). MC_ASAN_LEAKS=0: no leak detection.
+#                  allow_user_segv_handler=0: httpd's own SIGSEGV handler (which only logs
+#                  "exit signal Segmentation fault") is not installed, so a fault, e.g. on a
+#                  mc::mem_alloc block used after mem_free (quarantined without access in this
+#                  build, mc/alloc.h), is reported by ASan with its stack.
 #   UBSAN_OPTIONS  halt_on_error=1 abort_on_error=1 print_stacktrace=1, log_path as above.
 #   MC_ASAN_SOAK_ARGS: extra soak.py options (e.g. --post-close).
 # Fails when pytest or the soak fails, or when any report file or report line exists.
@@ -67,7 +71,7 @@ if [ -n "\$dir" ] && [ -d "\$dir/logs" ]; then
     mkdir -p "\$san" && chmod 1777 "\$san"   # the children write as User, not root
 fi
 LD_PRELOAD="$libasan\${LD_PRELOAD:+ \$LD_PRELOAD}"
-ASAN_OPTIONS="detect_leaks=$LEAKS:halt_on_error=1:abort_on_error=1:detect_odr_violation=0:log_path=\$san/asan\${ASAN_OPTIONS:+:\$ASAN_OPTIONS}"
+ASAN_OPTIONS="detect_leaks=$LEAKS:halt_on_error=1:abort_on_error=1:detect_odr_violation=0:allow_user_segv_handler=0:log_path=\$san/asan\${ASAN_OPTIONS:+:\$ASAN_OPTIONS}"
 LSAN_OPTIONS="suppressions=$src/tests/soak/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0\${LSAN_OPTIONS:+:\$LSAN_OPTIONS}"
 UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=\$san/ubsan\${UBSAN_OPTIONS:+:\$UBSAN_OPTIONS}"
 export LD_PRELOAD ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS

@@ -42,6 +42,10 @@ void mem_free_cb(void* opaque, void* p) noexcept;
 /// Bytes of freed large blocks kept mapped for reuse (at most 32 MiB in 64 blocks of 9 MiB of
 /// payload at most; emptied by mem_trim).
 [[nodiscard]] std::size_t mem_cached_bytes() noexcept;
+/// Whether freed large blocks are quarantined instead of cached (a build with AddressSanitizer:
+/// never reused, left mapped without access, so a use after mem_free faults); the cache is then
+/// always empty.
+[[nodiscard]] bool mem_quarantined() noexcept;
 /// A standard allocator over mem_alloc, for containers that grow to body sizes: a std::string
 /// grown by doubling frees multi-MB malloc blocks, and every such free raises glibc's mmap and
 /// trim thresholds for the whole process (to 32 MiB at most), after which nothing is trimmed.
