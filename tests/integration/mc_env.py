@@ -6,8 +6,8 @@ written fresh for mod_multicompress.
   module).
 - `mc_server.py`: `HttpdServer` renders conf/*.template into a fresh directory, starts Debian's
   apache2 with `-k start` on a free 127.0.0.1 port, waits until it answers, stops it by the PID
-  in its PidFile (SIGTERM, then SIGKILL) and reads its error_log; `LogCheck` finds crash lines
-  and unexpected [warn]/[error] lines in an error_log.
+  in its PidFile (graceful stop, then SIGTERM, then SIGKILL) and reads its error_log;
+  `LogCheck` finds crash lines and unexpected [warn]/[error] lines in an error_log.
 - `mc_client.py`: `request()` is a raw http.client GET (nothing is decoded behind the test's
   back), and the response assertions the tests share.
 - `mc_decode.py`: `decode()` / `StreamDecoder` decode gzip, deflate, br and zstd with the
