@@ -3,6 +3,7 @@
 #include "mc/alloc.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -93,6 +94,65 @@ TEST(MemAlloc, QuarantineFaultsOnUseAfterFree) {
     void* again = mc::mem_alloc(mc::kMapThreshold * 2);
     EXPECT_NE(again, const_cast<char*>(p));  // never handed out again
     mc::mem_free(again);
+}
+
+// Runs `f` with the calling thread on CPU `cpu` only, then lets it run anywhere again.
+template <class F>
+void on_cpu(int cpu, F&& f) {
+    cpu_set_t was;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(was), &was), 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    f();
+    ASSERT_EQ(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+
+// The CPUs this thread may run on.
+std::vector<int> allowed_cpus() {
+    cpu_set_t set;
+    std::vector<int> out;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+    for (int i = 0; i < CPU_SETSIZE; ++i) {
+        if (CPU_ISSET(i, &set)) out.push_back(i);
+    }
+    return out;
+}
+
+TEST(MemAlloc, TakesTheBlockThisCpuFreedLast) {
+    if (mc::mem_quarantined()) GTEST_SKIP() << "a build with AddressSanitizer caches nothing";
+    const std::vector<int> cpus = allowed_cpus();
+    ASSERT_FALSE(cpus.empty());
+    constexpr std::size_t kSize = 512 * 1024;  // brotli-4's hash table
+    mc::mem_trim();
+    // On one CPU: of two blocks of one size, the one freed last comes back first.
+    on_cpu(cpus[0], [&] {
+        void* a = mc::mem_alloc(kSize);
+        void* b = mc::mem_alloc(kSize);
+        ASSERT_NE(a, nullptr);
+        ASSERT_NE(b, nullptr);
+        mc::mem_free(a);
+        mc::mem_free(b);
+        void* again = mc::mem_alloc(kSize);
+        EXPECT_EQ(again, b);
+        mc::mem_free(again);
+    });
+    mc::mem_trim();
+    if (cpus.size() < 2) GTEST_SKIP() << "one CPU: no other CPU's block to pass over";
+    // A block freed on this CPU is taken before a later one freed on another CPU.
+    void* mine = nullptr;
+    void* other = nullptr;
+    on_cpu(cpus[0], [&] { mine = mc::mem_alloc(kSize); });
+    on_cpu(cpus[1], [&] { other = mc::mem_alloc(kSize); });
+    on_cpu(cpus[0], [&] { mc::mem_free(mine); });
+    on_cpu(cpus[1], [&] { mc::mem_free(other); });
+    on_cpu(cpus[0], [&] {
+        void* again = mc::mem_alloc(kSize);
+        EXPECT_EQ(again, mine);
+        mc::mem_free(again);
+    });
+    mc::mem_trim();
 }
 
 TEST(MemAlloc, CallbacksCountAllocations) {

@@ -5,6 +5,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,42 +55,63 @@ constexpr std::size_t kCacheSlots = 64;
 constexpr std::size_t kCacheBytes = 32 * 1024 * 1024;
 constexpr std::size_t kCacheBlockMax = 9 * 1024 * 1024;  // payload; the block is a page more
 
+// Kept in the order they were freed, each with the CPU that freed it: a body takes a block its
+// own CPU wrote last where one fits, the most recent first, so the brotli hash table it clears
+// (512 KiB at br-4) is likely still in that CPU's cache rather than in the other's.
 struct BlockCache {
     std::mutex mu;
     std::array<Header*, kCacheSlots> blocks{};
+    std::array<int, kCacheSlots> cpus{};
     std::size_t count = 0;
     std::size_t bytes = 0;
 };
+
+int current_cpu() noexcept {
+#if defined(__GLIBC__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
 
 BlockCache& block_cache() {
     static auto* cache = new BlockCache;  // never destroyed: blocks may be freed at exit
     return *cache;
 }
 
-// A cached block of `length` to 1.5 x `length` bytes (the smallest), or nullptr.
+// A cached block of `length` to 1.5 x `length` bytes, or nullptr: the smallest; among those,
+// one freed on this CPU; then the most recently freed.
 Header* cache_take(std::size_t length) noexcept {
+    const int cpu = current_cpu();
     BlockCache& c = block_cache();
     const std::lock_guard<std::mutex> lock(c.mu);
     std::size_t best = kCacheSlots;
-    for (std::size_t i = 0; i < c.count; ++i) {
+    for (std::size_t i = c.count; i-- > 0;) {
         const std::size_t have = c.blocks[i]->length;
-        if (have >= length && have <= length + length / 2 &&
-            (best == kCacheSlots || have < c.blocks[best]->length)) {
+        if (have < length || have > length + length / 2) continue;
+        if (best == kCacheSlots || have < c.blocks[best]->length ||
+            (have == c.blocks[best]->length && c.cpus[best] != cpu && c.cpus[i] == cpu)) {
             best = i;
         }
     }
     if (best == kCacheSlots) return nullptr;
     Header* h = c.blocks[best];
-    c.blocks[best] = c.blocks[--c.count];
+    for (std::size_t i = best + 1; i < c.count; ++i) {  // keep the order of the others
+        c.blocks[i - 1] = c.blocks[i];
+        c.cpus[i - 1] = c.cpus[i];
+    }
+    --c.count;
     c.bytes -= h->length;
     return h;
 }
 
 bool cache_put(Header* h) noexcept {
     if (h->length > kCacheBlockMax + page_size()) return false;
+    const int cpu = current_cpu();
     BlockCache& c = block_cache();
     const std::lock_guard<std::mutex> lock(c.mu);
     if (c.count == kCacheSlots || c.bytes + h->length > kCacheBytes) return false;
+    c.cpus[c.count] = cpu;
     c.blocks[c.count++] = h;
     c.bytes += h->length;
     return true;
