@@ -80,9 +80,7 @@ LEVEL_RE = re.compile(r"\[(?:[\w.-]+:)?(warn|error|crit|alert|emerg)\]")
 # cores that can take more than the 3 s after which httpd's parent sends SIGTERM again and logs
 # AH00045 (httpd's own HTTP/2 tests ignore that line everywhere). Only there it is allowed: a
 # child that needs SIGKILL (AH00046) or is given up (AH00047) still fails the test.
-# A graceful stop waits for requests in flight; a test that leaves one hanging gets SIGTERM after
-# this long (then SIGKILL).
-GRACEFUL_STOP_SECONDS = 10
+GRACEFUL_STOP_SECONDS = 10  # a request left hanging: then SIGTERM
 
 SLOW_EXIT = re.compile(r"AH00045: child process \d+ still did not exit, sending a SIGTERM")
 
@@ -376,16 +374,9 @@ class HttpdServer:
         raise AssertionError(f"no new generation of children after graceful ({self.gen})")
 
     def stop(self) -> None:
-        """Graceful stop (SIGWINCH) to the parent from the PidFile, as Debian's apache2.service
-        stops it (`apachectl graceful-stop`); SIGTERM if that takes over GRACEFUL_STOP_SECONDS,
-        SIGKILL what is left 15 s later.
-
-        Not SIGTERM first: event's ungraceful stop closes the sockets of busy workers from the
-        child's main thread (close_worker_sockets), racing a worker that is ending a connection
-        and a listener that destroys recycled connection pools; with Debian's APR (its allocator
-        maps its memory) the main thread then reads an unmapped apr_socket_t and the child dies
-        with SIGSEGV in apr_os_sock_get. No frame of any module is involved; ASan caught it once
-        in 11 runs of the suite (tests/soak/README.md)."""
+        """Graceful stop (SIGWINCH), as Debian's apache2.service stops httpd; SIGTERM after
+        GRACEFUL_STOP_SECONDS, SIGKILL 15 s later. SIGTERM first would race event's
+        close_worker_sockets against a connection's end: a SIGSEGV of httpd's own (soak README)."""
         if not self.running:
             return
         self.running = False
@@ -393,27 +384,20 @@ class HttpdServer:
         if not pid:
             return
         kids = children_of(pid)
-        try:
-            os.kill(pid, signal.SIGWINCH)
-        except ProcessLookupError:
-            pass
-        if wait_gone([pid, *kids], timeout=GRACEFUL_STOP_SECONDS):
-            self._remove_short_sock_dir()
-            return
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        if not wait_gone([pid, *kids], timeout=15):
+        for sig, wait in ((signal.SIGWINCH, GRACEFUL_STOP_SECONDS), (signal.SIGTERM, 15)):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+            if wait_gone([pid, *kids], timeout=wait):
+                break
+        else:
             for p in [pid, *kids]:
                 try:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             wait_gone([pid, *kids], timeout=5)
-        self._remove_short_sock_dir()
-
-    def _remove_short_sock_dir(self) -> None:
         if self.short_sock_dir is not None:
             shutil.rmtree(self.short_sock_dir, ignore_errors=True)
 
