@@ -76,12 +76,12 @@ CRASH_PATTERNS = [
 LEVEL_RE = re.compile(r"\[(?:[\w.-]+:)?(warn|error|crit|alert|emerg)\]")
 
 
+GRACEFUL_STOP_SECONDS = 10  # a request left hanging: then SIGTERM
+
 # Under ASan every child runs the leak check as it exits; with three pytest processes on two
 # cores that can take more than the 3 s after which httpd's parent sends SIGTERM again and logs
 # AH00045 (httpd's own HTTP/2 tests ignore that line everywhere). Only there it is allowed: a
 # child that needs SIGKILL (AH00046) or is given up (AH00047) still fails the test.
-GRACEFUL_STOP_SECONDS = 10  # a request left hanging: then SIGTERM
-
 SLOW_EXIT = re.compile(r"AH00045: child process \d+ still did not exit, sending a SIGTERM")
 
 

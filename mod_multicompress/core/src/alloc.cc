@@ -11,9 +11,9 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <utility>
 
