@@ -7,6 +7,8 @@
 #include <http_protocol.h>
 #include <util_filter.h>
 
+#include <charconv>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,8 +46,17 @@ ap_filter_rec_t* g_learn_filter = nullptr;
 // script's file is not its response; every distinct body of a handler is its own version).
 std::string file_identity(request_rec* r) {
     if (!response_is_the_file(r)) return {};
-    return apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu", r->filename,
-                        r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode));
+    // path|size|mtime|inode; looked up on every response of the file (no printf formatting).
+    std::string id(r->filename);
+    const auto field = [&id](auto n) {
+        char digits[24];
+        id += '|';
+        id.append(digits, std::to_chars(std::begin(digits), std::end(digits), n).ptr);
+    };
+    field(r->finfo.size);
+    field(r->finfo.mtime);
+    field(r->finfo.inode);
+    return id;
 }
 
 void learn(request_rec* r, const mc::DictionaryHash& hash, std::string&& bytes) {

@@ -35,7 +35,7 @@ std::string chunk_key(const mc::DictionaryHash& h, std::uint32_t i) {
 }
 std::string head_key(const mc::DictionaryHash& h, const std::string& origin) {
     const mc::DictionaryHash o = mc::sha256(std::as_bytes(std::span(origin)));
-    return "mcd1-" + mc::hash_hex(h) + "@" + mc::hash_hex(o).substr(0, 16);
+    return "mcd1-" + mc::hash_hex(h) + "@" + mc::hash_hex(o, 16);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "mc_lookahead.h"
 #include "mc_not_modified.h"
 #include "mc_pool.h"
+#include "mc_request_state.h"
 #include "mc_response.h"
 #include "mc_saving.h"
 #include "mc_shared.h"
@@ -341,8 +342,8 @@ apr_status_t run(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     if (ctx == nullptr) {
         if (APR_BRIGADE_EMPTY(bb)) return APR_SUCCESS;
         // Subrequests (SSI includes, ...) become part of the main response, which is compressed
-        // once as a whole.
-        if (r->main != nullptr) return pass_through(f, bb);
+        // once as a whole; a sidecar or cache hit is sent encoded, its headers set (mc_static.cc).
+        if (r->main != nullptr || sent_encoded(r)) return pass_through(f, bb);
         ctx = start(f, bb, own);
         if (ctx == nullptr) return pass_through(f, bb);
         f->ctx = ctx;

@@ -2,6 +2,7 @@
 // The filter table: which filter records are ours and which codings each offers.
 #include "mc_filter_names.h"
 
+#include <algorithm>
 #include <array>
 
 namespace mc::httpd {
@@ -25,6 +26,7 @@ constexpr std::array<CompressFilter, 4> kFilters{{
 
 // Set once in register_hooks, read-only afterwards.
 Engine g_engine = nullptr;
+std::array<const ap_filter_rec_t*, kFilters.size()> g_records{};
 
 template <std::size_t I>
 apr_status_t out_filter(ap_filter_t* f, apr_bucket_brigade* bb) noexcept {
@@ -39,8 +41,16 @@ constexpr std::array<ap_out_filter_func, kFilters.size()> kFuncs{&out_filter<0>,
 void register_compress_filters(Engine engine) {
     g_engine = engine;
     for (std::size_t i = 0; i < kFilters.size(); ++i) {
-        ap_register_output_filter(kFilters[i].name, kFuncs[i], nullptr, AP_FTYPE_CONTENT_SET);
+        // httpd keeps one record per name for the process (a second registration of the name
+        // rewrites it in place), so the address stays the registered one.
+        g_records[i] =
+            ap_register_output_filter(kFilters[i].name, kFuncs[i], nullptr, AP_FTYPE_CONTENT_SET);
     }
+}
+
+bool is_compress_filter_record(const ap_filter_rec_t* frec) {
+    return frec != nullptr &&
+           std::find(g_records.begin(), g_records.end(), frec) != g_records.end();
 }
 
 mc::CodingSet codings_of(const ap_filter_rec_t* frec) {

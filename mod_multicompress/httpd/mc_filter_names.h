@@ -18,4 +18,8 @@ void register_compress_filters(Engine engine);
 /// The codings a filter record offers, or an empty set if the filter is not one of the four.
 mc::CodingSet codings_of(const ap_filter_rec_t* frec);
 
+/// Whether `frec` is the registered record of one of the four (the one
+/// ap_get_output_filter_handle returns for its name), by address alone.
+bool is_compress_filter_record(const ap_filter_rec_t* frec);
+
 }  // namespace mc::httpd

@@ -44,9 +44,12 @@ const ModFilterProvider* checked_providers(request_rec* r, const ap_filter_rec_t
     int n = 0;
     ok = true;
     for (const auto* p = first; p != nullptr && ok; p = p->next) {
-        ok = ++n <= kMaxProviders && p->frec != nullptr && p->frec->name != nullptr &&
-             ap_get_output_filter_handle(p->frec->name) == p->frec &&
-             (p->expr == nullptr) != (p->types == nullptr);
+        // Our own records are known by address: no lookup by name on every response.
+        ok =
+            ++n <= kMaxProviders && p->frec != nullptr &&
+            (is_compress_filter_record(p->frec) ||
+             (p->frec->name != nullptr && ap_get_output_filter_handle(p->frec->name) == p->frec)) &&
+            (p->expr == nullptr) != (p->types == nullptr);
     }
     if (ok) return first;
     if (!g_layout_warned.exchange(true)) {

@@ -24,4 +24,9 @@ const RequestState* request_state(const request_rec* r) {
         ap_get_module_config(r->request_config, &multicompress_module));
 }
 
+bool sent_encoded(const request_rec* r) {
+    const RequestState* st = request_state(r);
+    return st != nullptr && st->sent_encoded && r->status == HTTP_OK;
+}
+
 }  // namespace mc::httpd

@@ -36,6 +36,9 @@ struct RequestState {
     /// If-None-Match before we stripped our suffixes from it, for the 304's ETag.
     const char* if_none_match = nullptr;
     HandlerPlan plan;
+    /// Our handler is sending a sidecar or cache body with status 200: already encoded, every
+    /// header set (mc_static.cc), so the compression filters pass it on without deciding.
+    bool sent_encoded = false;
     /// The dictionary the request names and the server holds and may use for it (RFC 9842),
     /// looked up once before any decision (mc_dictionary_lookup.cc); null when none. Everything
     /// after reads it here and does no I/O for it.
@@ -66,5 +69,8 @@ struct RequestState {
 RequestState* request_state(request_rec* r, bool create);
 /// The same, read-only, never made.
 const RequestState* request_state(const request_rec* r);
+
+/// Whether our handler is sending `r` a sidecar or cache body with status 200 (sent_encoded).
+bool sent_encoded(const request_rec* r);
 
 }  // namespace mc::httpd

@@ -60,8 +60,8 @@ void merge_vary(request_rec* r) {
     const RequestState* st = request_state(r);
     // Also whenever the request names a dictionary dcz could answer with (held, or a delta
     // sidecar made against it): the response then depends on Available-Dictionary.
-    if ((dictionary_may_apply(r) || (st != nullptr && (st->dictionary || st->named))) &&
-        !has_token(r, "Vary", "Available-Dictionary")) {
+    if (!has_token(r, "Vary", "Available-Dictionary") &&
+        ((st != nullptr && (st->dictionary || st->named)) || dictionary_may_apply(r))) {
         apr_table_mergen(r->headers_out, "Vary", "Available-Dictionary");
     }
 }
@@ -95,7 +95,7 @@ void unset_byte_headers(apr_table_t* t) {
 std::string dcz_etag_tag(const request_rec* r, mc::Coding coding) {
     const RequestState* st = request_state(r);
     if (coding != mc::Coding::kDcz || st == nullptr || !st->named) return {};
-    return mc::hash_hex(*st->named).substr(0, mc::kDczEtagTagSize);
+    return mc::hash_hex(*st->named, mc::kDczEtagTagSize);
 }
 
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {

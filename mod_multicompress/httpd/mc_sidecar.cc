@@ -32,6 +32,14 @@ APLOG_USE_MODULE(multicompress);
 namespace mc::httpd {
 namespace {
 
+// Appends a number as it is in memory: keys looked up on every hit do no decimal formatting.
+template <class N>
+void append_raw(std::string& key, N n) {
+    char raw[sizeof n];
+    std::memcpy(raw, &n, sizeof n);
+    key.append(raw, sizeof n);
+}
+
 // Warnings about a file (a sidecar the server cannot open, or one it will not send) are logged
 // once per child for each version of the file (device, inode, size, mtime, ctime): a busy server
 // would otherwise log the same line for every request of the page. Bounded: when the set is
@@ -75,13 +83,6 @@ private:
         append_raw(key, fi.ctime);
         return key;
     }
-    template <class N>
-    static void append_raw(std::string& key, N n) {
-        char raw[sizeof n];
-        std::memcpy(raw, &n, sizeof n);
-        key.append(raw, sizeof n);
-    }
-
     static constexpr std::size_t kMax = 1024;
     std::mutex mu_;
     std::unordered_map<std::string, V> seen_;
@@ -133,8 +134,11 @@ bool may_be_there(request_rec* r, const char* path) {
 // concatenated files). The file is mapped and only its frame and block headers are read.
 bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path,
                apr_off_t skip, std::uint64_t max_window) {
-    const char* key = apr_psprintf(r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_UINT64_T_FMT, path, skip,
-                                   static_cast<apr_uint64_t>(max_window));
+    // path|skip|window, the numbers as they are in memory (no printf on every hit).
+    std::string key(path);
+    key += '|';
+    append_raw(key, skip);
+    append_raw(key, max_window);
     if (const auto known = checked_frames().find(key, fi)) return *known;
     apr_mmap_t* mm = nullptr;
     if (fi.size <= skip || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size),

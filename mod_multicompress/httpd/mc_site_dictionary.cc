@@ -133,7 +133,7 @@ const char* set_site_dictionary(cmd_parms* cmd, void* /*mconfig*/, int argc,
         site.use_as_dictionary =
             mc::format_use_as_dictionary(mc::DictionaryOffer{site.match, dests, id});
         site.link = "<" + site.url + ">; rel=\"compression-dictionary\"";
-        site.etag = "\"mcd-" + mc::hash_hex(site.bytes->hash).substr(0, 16) + "\"";
+        site.etag = "\"mcd-" + mc::hash_hex(site.bytes->hash, 16) + "\"";
         if (!g_sites_fresh) {
             // A restart reads the configuration again: start over with it.
             g_sites.clear();

@@ -52,6 +52,7 @@ int set_validators_and_headers(request_rec* r, const mc::Config& cfg, mc::Coding
         facts.bytes_in = static_cast<std::uint64_t>(r->finfo.size);
         facts.bytes_out = r->header_only ? 0 : static_cast<std::uint64_t>(length);
         set_response_facts(r, facts);
+        request_state(r, true)->sent_encoded = true;
     }
     // Also on a 304, as the default handler does: mod_cache takes the length of the entry it
     // revalidates from the 304's Content-Length (without it, from the empty body: 0).

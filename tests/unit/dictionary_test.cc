@@ -50,6 +50,15 @@ TEST(Dictionary, Sha256KnownAnswer) {
     EXPECT_EQ(sha.finish(), hash_of("abc"));
 }
 
+TEST(Dictionary, HashHexPrefix) {
+    const mc::DictionaryHash h = hash_of("abc");
+    EXPECT_EQ(mc::hash_hex(h, 16), "ba7816bf8f01cfea");
+    EXPECT_EQ(mc::hash_hex(h, 8), mc::hash_hex(h).substr(0, 8));
+    EXPECT_EQ(mc::hash_hex(h, 0), "");
+    EXPECT_EQ(mc::hash_hex(h, 7), "ba7816");  // whole bytes only
+    EXPECT_EQ(mc::hash_hex(h, 100), mc::hash_hex(h));
+}
+
 TEST(Dictionary, AvailableDictionaryParses) {
     const mc::DictionaryHash h = hash_of("dictionary");
     EXPECT_EQ(mc::parse_available_dictionary(":" + b64(h) + ":"), h);

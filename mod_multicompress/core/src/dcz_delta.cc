@@ -65,7 +65,7 @@ Result<std::size_t> patch_from_frame(const PreparedDictionary& d, std::span<cons
 }  // namespace
 
 std::string delta_sidecar_suffix(const DictionaryHash& dictionary) {
-    return std::string(kDeltaSidecarInfix) + hash_hex(dictionary).substr(0, kDeltaSidecarHexDigits);
+    return std::string(kDeltaSidecarInfix) + hash_hex(dictionary, kDeltaSidecarHexDigits);
 }
 
 std::optional<DeltaSidecarName> parse_delta_sidecar_name(std::string_view name) {

@@ -120,13 +120,12 @@ DictionaryHash Sha256::finish() {
     return h;
 }
 
-std::string hash_hex(const DictionaryHash& h) {
+std::string hash_hex(const DictionaryHash& h, std::size_t digits) {
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(64);
-    for (const std::uint8_t b : h) {
-        out += kHex[b >> 4];
-        out += kHex[b & 15];
+    std::string out(std::min(digits, h.size() * 2) & ~std::size_t{1}, '\0');
+    for (std::size_t i = 0; i < out.size(); i += 2) {
+        out[i] = kHex[h[i / 2] >> 4];
+        out[i + 1] = kHex[h[i / 2] & 15];
     }
     return out;
 }

@@ -40,8 +40,9 @@ private:
     void* ctx_;  ///< EVP_MD_CTX
 };
 
-/// Lowercase hex of the hash (64 characters), for store keys and logs.
-std::string hash_hex(const DictionaryHash& h);
+/// Lowercase hex of the hash (64 characters), for store keys and logs; or of its first
+/// `digits` / 2 bytes (`digits` at most 64, even), for names and tags that hold a prefix.
+std::string hash_hex(const DictionaryHash& h, std::size_t digits = 64);
 
 /// `Available-Dictionary` (RFC 9842 §2.2): an RFC 8941 byte sequence, `:base64:`, that decodes to
 /// exactly 32 bytes. Surrounding spaces and parameters are allowed; anything else (two values, a
