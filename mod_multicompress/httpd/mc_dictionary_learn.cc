@@ -7,8 +7,6 @@
 #include <http_protocol.h>
 #include <util_filter.h>
 
-#include <charconv>
-#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +23,7 @@
 #include "mc_lookahead.h"
 #include "mc_pool.h"
 #include "mc_response.h"
+#include "mc_keys.h"
 #include "mc_shared.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -48,14 +47,9 @@ std::string file_identity(request_rec* r) {
     if (!response_is_the_file(r)) return {};
     // path|size|mtime|inode; looked up on every response of the file (no printf formatting).
     std::string id(r->filename);
-    const auto field = [&id](auto n) {
-        char digits[24];
-        id += '|';
-        id.append(digits, std::to_chars(std::begin(digits), std::end(digits), n).ptr);
-    };
-    field(r->finfo.size);
-    field(r->finfo.mtime);
-    field(r->finfo.inode);
+    append_decimal(id, '|', r->finfo.size);
+    append_decimal(id, '|', r->finfo.mtime);
+    append_decimal(id, '|', r->finfo.inode);
     return id;
 }
 

@@ -15,6 +15,7 @@
 
 #include "mc/saving.h"
 #include "mc_counters.h"
+#include "mc_keys.h"
 #include "mc_log.h"
 #include "mc_brigade.h"
 
@@ -82,8 +83,10 @@ Key key_of(const request_rec* r) {
         key.ttl = kFileVersionTtl;
         key.text = "f ";
         key.text += r->filename;
-        key.text += ' ' + std::to_string(r->finfo.device) + ':' + std::to_string(r->finfo.inode) +
-                    ':' + std::to_string(r->finfo.size) + ':' + std::to_string(r->finfo.mtime);
+        append_decimal(key.text, ' ', r->finfo.device);
+        append_decimal(key.text, ':', r->finfo.inode);
+        append_decimal(key.text, ':', r->finfo.size);
+        append_decimal(key.text, ':', r->finfo.mtime);
         return key;
     }
     // Not the type alone: one response that does not shrink must not stop the compression of
@@ -91,7 +94,8 @@ Key key_of(const request_rec* r) {
     key.ttl = kDynamicTtl;
     key.text = "d ";
     key.text += r->server->server_hostname != nullptr ? r->server->server_hostname : "";
-    key.text += ':' + std::to_string(r->server->port) + ' ';
+    append_decimal(key.text, ':', r->server->port);
+    key.text += ' ';
     key.text += r->uri != nullptr ? r->uri : "";
     key.text += ' ';
     key.text += r->content_type != nullptr ? r->content_type : "";

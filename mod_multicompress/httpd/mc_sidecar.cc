@@ -24,6 +24,7 @@
 #include "mc/params.h"
 #include "mc/zstd_frame.h"
 #include "mc_brigade.h"
+#include "mc_keys.h"
 #include "mc_log.h"
 #include "mc_shared.h"
 
@@ -31,14 +32,6 @@ APLOG_USE_MODULE(multicompress);
 
 namespace mc::httpd {
 namespace {
-
-// Appends a number as it is in memory: keys looked up on every hit do no decimal formatting.
-template <class N>
-void append_raw(std::string& key, N n) {
-    char raw[sizeof n];
-    std::memcpy(raw, &n, sizeof n);
-    key.append(raw, sizeof n);
-}
 
 // Warnings about a file (a sidecar the server cannot open, or one it will not send) are logged
 // once per child for each version of the file (device, inode, size, mtime, ctime): a busy server
