@@ -148,12 +148,7 @@ def main() -> int:
         side = delta.read_bytes()
         (assets / f"{new_name}.dcz").write_bytes(side)   # plain Apache's copy
         shutil.copy(STATIC / "small.html", doc / "small.html")   # the servers' start probe
-        for root, dirs, files in os.walk(tmp):
-            for d in dirs:
-                os.chmod(os.path.join(root, d), 0o755)
-            for f in files:
-                os.chmod(os.path.join(root, f), 0o644)
-        os.chmod(tmp, 0o755)   # the workers run as www-data
+        servers.readable_by_workers(tmp)
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"
         ask = (f"Available-Dictionary: {rel.sf_hash(old)}", f'Dictionary-ID: "{old_name[4:12]}"')

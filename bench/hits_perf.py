@@ -80,12 +80,7 @@ def main() -> int:
             st = os.stat(doc / "static" / name)
             os.utime(doc / "static" / f"{name}.{ext}", ns=(st.st_atime_ns, st.st_mtime_ns))
         side = (doc / "static" / f"{name}.{ext}").read_bytes()
-        for root, dirs, files in os.walk(tmp):
-            for d in dirs:
-                os.chmod(os.path.join(root, d), 0o755)
-            for f in files:
-                os.chmod(os.path.join(root, f), 0o644)
-        os.chmod(tmp, 0o755)   # the workers run as www-data
+        servers.readable_by_workers(tmp)
         ports = iter(servers.free_ports(3))
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"

@@ -73,12 +73,7 @@ def build_site(tmp: Path, tool: str) -> dict:
     if r.returncode != 0 or not (static / "app.js.zst").is_file():
         raise SystemExit(f"instructions.py: {tool} wrote no app.js.zst: {r.stderr.strip()}")
     shutil.copy(dp.STATIC / "small.html", doc / "small.html")
-    for root, dirs, files in os.walk(tmp):
-        for d in dirs:
-            os.chmod(os.path.join(root, d), 0o755)
-        for f in files:
-            os.chmod(os.path.join(root, f), 0o644)
-    os.chmod(tmp, 0o755)
+    servers.readable_by_workers(tmp)
     ask = {"Accept-Encoding": dp.CHROME_AE, "Available-Dictionary": rel.sf_hash(old),
            "Dictionary-ID": f'"{old_name[4:12]}"'}
     return {

@@ -48,6 +48,17 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PRE_EXT = {"gzip": "gz", "br": "br", "zstd": "zst"}
 
 
+def readable_by_workers(root) -> None:
+    """Makes a temp tree (docroot, sidecars) readable by the servers' workers, which run as
+    www-data: directories 0755, files 0644, `root` itself included."""
+    for here, dirs, files in os.walk(root):
+        for d in dirs:
+            os.chmod(os.path.join(here, d), 0o755)
+        for f in files:
+            os.chmod(os.path.join(here, f), 0o644)
+    os.chmod(root, 0o755)
+
+
 def free_ports(n: int) -> list[int]:
     socks, ports = [], []
     try:
