@@ -19,7 +19,7 @@ a freshness lifetime, the wait until Chromium offers a dictionary):
    (MULTICOMPRESS_SOURCE=sidecar), a few hundred bytes instead of the file, and runs it.
 
 What the server did is in its deploy_log (request line, status, %b, what the request offered and
-named, the coding, its source, the dictionary headers). Screenshots of every page go to
+named, the coding, its source, the dictionary headers, when it was received). Screenshots of every page go to
 <build>/tests/integration/gen/browser-output/deploy/.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ Alias /app/ "@HTDOCS@/app/"
 Alias /assets/ "@HTDOCS@/assets/"
 LogFormat "\"%r\" %>s %b \"%{Accept-Encoding}i\" \"%{Content-Encoding}o\" \
 \"%{Available-Dictionary}i\" \"%{Dictionary-ID}i\" \"%{Sec-Fetch-Dest}i\" \"%{Sec-Fetch-Mode}i\" \
-\"%{MULTICOMPRESS_SOURCE}e\" \"%{Use-As-Dictionary}o\" \"%{Link}o\"" deploy
+\"%{MULTICOMPRESS_SOURCE}e\" \"%{Use-As-Dictionary}o\" \"%{Link}o\" \"%{usec}t\"" deploy
 CustomLog "@GEN@/logs/deploy_log" deploy
 <Directory "@HTDOCS@/app">
     # the release page changes at each deploy: revalidated every time
@@ -64,7 +64,8 @@ CustomLog "@GEN@/logs/deploy_log" deploy
     Header set Cache-Control "public, max-age=31536000, immutable"
 </Directory>
 """
-LOG_FIELDS = ("ae", "coding", "avail", "dict_id", "dest", "mode", "source", "uad", "link")
+LOG_FIELDS = ("ae", "coding", "avail", "dict_id", "dest", "mode", "source", "uad", "link",
+              "received")
 LINK = f'<{DICT_URL}>; rel="compression-dictionary"'
 # One child process: what it learned of the bundles is then the same for every request.
 ONE_CHILD = ("StartServers 1\nServerLimit 1\nThreadsPerChild 32\nMaxRequestWorkers 32\n"
@@ -192,7 +193,9 @@ def write_site(env, srv: TlsServer, tmp: Path) -> Path:
 
 
 def parse_log(lines: list[str]) -> list[dict]:
-    """deploy_log lines as {method, path, status, bytes, and LOG_FIELDS}; "-" and "" are None."""
+    """deploy_log lines as {method, path, status, bytes, and LOG_FIELDS}; "-" and "" are None.
+    In the order the requests were received (%{usec}t): httpd writes a line when its response
+    is done, so a short response fetched because of a longer one may be logged before it."""
     out = []
     for line in lines:
         m = re.match(r'^"(\S+) (\S+) (\S+)" (\d+) (\S+) (.*)$', line)
@@ -202,8 +205,9 @@ def parse_log(lines: list[str]) -> list[dict]:
         rec = {k: (None if v in ("-", "") else v) for k, v in zip(LOG_FIELDS, vals)}
         rec.update(method=m[1], path=m[2], proto=m[3], status=int(m[4]),
                    bytes=0 if m[5] == "-" else int(m[5]), line=line)
+        rec["received"] = int(rec["received"])
         out.append(rec)
-    return out
+    return sorted(out, key=lambda rec: rec["received"])
 
 
 @pytest.fixture(scope="module")
