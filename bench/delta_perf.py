@@ -17,6 +17,9 @@ mpm_event sizing; `--sendfile` for EnableSendfile On, `--tls` for TLS + HTTP/2) 
 - `plain`: the same configuration without the module, serving a copy of the delta sidecar,
   `app.NEW.js.dcz`, as a plain file (`AddEncoding dcz .dcz`, so it goes out with the same
   Content-Type and Content-Encoding), with the same request headers.
+- `floor`: that plain Apache plus bench/floor/mod_mc_floor.so (`--floor-module`, default the
+  bench build's; left out when missing): the subrequest lookup and access hooks the module runs
+  for every sidecar hit, and nothing else. floor × plain is the most a hit can reach.
 
 Before the runs: the old release is fetched once from `ours` (it must carry Use-As-Dictionary,
 and the module keeps it, as a browser's first visit does); the new one must come back from every
@@ -133,6 +136,9 @@ def main() -> int:
     ap.add_argument("--tls", action="store_true", help="TLS + HTTP/2 (h2load -m1)")
     ap.add_argument("--alt-module", metavar="SO",
                     help="also an Apache with this build of the module, in the same rounds")
+    ap.add_argument("--floor-module", metavar="SO", default=servers.FLOOR_MODULE,
+                    help="bench/floor's mod_mc_floor.so (default: the bench build's; "
+                         "`floor` is left out when it is missing)")
     ap.add_argument("--perf", metavar="OUT.md")
     ap.add_argument("--perf-seconds", type=int, default=5)
     ap.add_argument("--perf-keep", metavar="DIR", help="keep the perf.data files here")
@@ -152,7 +158,7 @@ def main() -> int:
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"
         ask = (f"Available-Dictionary: {rel.sf_hash(old)}", f'Dictionary-ID: "{old_name[4:12]}"')
-        ports = iter(servers.free_ports(5))
+        ports = iter(servers.free_ports(6))
         mods = ["socache_shmcb", "headers"]
         common = {"sendfile": args.sendfile, "tls": tls, "mods": mods}
 
@@ -173,13 +179,17 @@ def main() -> int:
         srvs["plain"] = servers.Apache("plain", str(tmp / "plain"), str(doc),
                                        {("identity", 0): next(ports)},
                                        extra_conf=["AddEncoding dcz .dcz"], **common)
+        if (floor := servers.floor_conf(args.floor_module)) is not None:
+            srvs["floor"] = servers.Apache("plain", str(tmp / "floor"), str(doc),
+                                           {("identity", 0): next(ports)}, label="floor",
+                                           extra_conf=["AddEncoding dcz .dcz", *floor], **common)
         srvs["ours"] = module_server("ours", args.module)
         if args.alt_module:
             srvs["alt"] = module_server("alt", args.alt_module)
         for s in srvs.values():
             s.start()   # stopped in finally, also when start() fails
-        units = {"plain": (srvs["plain"], srvs["plain"].ports[("identity", 0)],
-                           f"/assets/{new_name}.dcz")}
+        units = {n: (srvs[n], srvs[n].ports[("identity", 0)], f"/assets/{new_name}.dcz")
+                 for n in ("plain", "floor") if n in srvs}
         for label in ("ours", "alt"):
             if label in srvs:
                 units[label] = (srvs[label], srvs[label].ports[("ours", 0)],
@@ -201,7 +211,7 @@ def main() -> int:
                                    "not the delta sidecar's bytes")
             return h.get("x-mc-source", "(none)")
 
-        for label in [u for u in units if u != "plain"]:
+        for label in [u for u in units if u in ("ours", "alt")]:
             _, port, _ = units[label]
             st, h, _ = get(port, f"/assets/{old_name}", ())
             if st != 200 or "use-as-dictionary" not in h:
@@ -232,7 +242,7 @@ def main() -> int:
                 got[n] = reqs / max(cpu, 1e-9)
             for n in units:
                 per_round[n].append(got[n] / got["plain"])
-        after = {n: source(n) for n in units if n != "plain"}
+        after = {n: source(n) for n in units if n in ("ours", "alt")}
         for n, src in after.items():
             if src != "sidecar":
                 raise RuntimeError(f"{n}: after the runs MULTICOMPRESS_SOURCE {src!r}")
@@ -283,6 +293,7 @@ def report(args, what: str, old_name: str, new_name: str, delta_name: str, new_s
     for n, (cpu, reqs, wall) in tally.items():
         rows[n] = (reqs / max(wall, 1e-9), cpu / max(reqs, 1) * 1e6, reqs / max(cpu, 1e-9))
     what_is = {"plain": f"plain Apache, `{new_name}.dcz` as a plain file",
+               "floor": "plain Apache + the sidecar's access check (bench/floor/), the same file",
                "ours": f"the module, `{new_name}` → `{delta_name}`",
                "alt": f"`--alt-module`, `{new_name}` → `{delta_name}`"}
     lines = [f"### {mode(args)}", "",
@@ -306,7 +317,12 @@ def report(args, what: str, old_name: str, new_name: str, delta_name: str, new_s
                      f"{per_cpu / rows['plain'][2]:.2f} | {spread} |")
     ratio = rows["ours"][2] / rows["plain"][2]
     verdict = "met" if ratio >= TARGET else "not met"
-    lines += ["", f"Target ≥ {TARGET}× plain's req/CPU-s: **{verdict}** ({ratio:.2f}×).", ""]
+    lines += ["", f"Target ≥ {TARGET}× plain's req/CPU-s: **{verdict}** ({ratio:.2f}×)."]
+    if "floor" in rows:
+        lines.append(f"`floor` (the access check every sidecar hit needs, and nothing else): "
+                     f"{rows['floor'][2] / rows['plain'][2]:.2f}× plain; ours × floor: "
+                     f"{ratio * rows['plain'][2] / rows['floor'][2]:.2f}.")
+    lines.append("")
     return "\n".join(lines)
 
 

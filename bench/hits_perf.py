@@ -6,8 +6,10 @@ Starts bench/servers.py's Apache with the module (Debian's sizing; `--sendfile` 
 EnableSendfile On, `--mmap-off` for EnableMMAP Off) with `MultiCompressStatic On` over a
 directory holding FILE and its sidecar FILE.<ext> (written with multicompress-precompress at the
 tool's default level, or Python's writer), `MultiCompressCache On` over another directory
-holding FILE (warmed up until a hit returns the strong copy), and plain Apache (same
-configuration, no module) serving FILE.<ext> as a plain file. Runs `wrk -t1 -cN` against each in
+holding FILE (warmed up until a hit returns the strong copy), plain Apache (same
+configuration, no module) serving FILE.<ext> as a plain file, and `floor`: that plain Apache plus
+bench/floor/mod_mc_floor.so, the access check a sidecar hit may not skip and nothing else (left
+out when the bench build has not built it). Runs `wrk -t1 -cN` against each in
 alternating order, then `perf record -e cpu-clock -g -p <its processes>` during one more run
 each, and writes CPU µs per response by library and by symbol, side by side (as vs_nginx.py).
 
@@ -56,6 +58,9 @@ def main() -> int:
     ap.add_argument("--tls", action="store_true", help="TLS + HTTP/2 (h2load -m1)")
     ap.add_argument("--alt-module", metavar="SO",
                     help="also an Apache with this build of the module, in the same rounds")
+    ap.add_argument("--floor-module", metavar="SO", default=servers.FLOOR_MODULE,
+                    help="bench/floor's mod_mc_floor.so (default: the bench build's; "
+                         "`floor` is left out when it is missing)")
     ap.add_argument("--perf", metavar="OUT.md")
     ap.add_argument("--perf-seconds", type=int, default=5)
     args = ap.parse_args()
@@ -81,7 +86,7 @@ def main() -> int:
             os.utime(doc / "static" / f"{name}.{ext}", ns=(st.st_atime_ns, st.st_mtime_ns))
         side = (doc / "static" / f"{name}.{ext}").read_bytes()
         servers.readable_by_workers(tmp)
-        ports = iter(servers.free_ports(3))
+        ports = iter(servers.free_ports(4))
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"
 
@@ -99,6 +104,10 @@ def main() -> int:
         plain = servers.Apache("plain", str(tmp / "plain"), str(doc), {("identity", 0): next(ports)},
                                **common)
         srvs = {"ours": ours, "plain": plain}
+        if (floor := servers.floor_conf(args.floor_module)) is not None:
+            srvs["floor"] = servers.Apache("plain", str(tmp / "floor"), str(doc),
+                                           {("identity", 0): next(ports)}, label="floor",
+                                           extra_conf=floor, **common)
         if args.alt_module:
             srvs["alt"] = servers.Apache(
                 "multicompress", str(tmp / "alt"), str(doc), {("once", 0): next(ports)},
@@ -108,6 +117,9 @@ def main() -> int:
             s.start()   # stopped in finally, also when start() fails
         pp = plain.ports[("identity", 0)]
         units = {"precompressed": (plain, pp, f"/static/{name}.{ext}")}
+        if "floor" in srvs:   # the same file, after the access check a sidecar hit needs
+            units["floor"] = (srvs["floor"], srvs["floor"].ports[("identity", 0)],
+                              f"/static/{name}.{ext}")
         for label in ("ours", "alt"):
             if label in srvs:
                 s = srvs[label]

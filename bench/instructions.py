@@ -24,6 +24,10 @@ bytes as a plain file:
 - `identity`: the 2.5 KB test page without `Accept-Encoding` (the module decides, adds
   `Vary`, sends it unchanged); plain Apache sends it too.
 
+`floor` (delta and sidecar): plain Apache plus bench/floor/mod_mc_floor.so, the subrequest
+lookup and access hooks every sidecar hit needs and nothing else (`--floor-module`; left out
+when the bench build has not built it).
+
 Every response is checked (status, `Content-Encoding`, the exact bytes). Prints a markdown
 section: instructions per response per server and case, × plain, and the module's functions
 with the most instructions per response (inclusive).
@@ -89,6 +93,10 @@ def build_site(tmp: Path, tool: str) -> dict:
 def server(kind: str, module: str | None, tmp: Path, site: dict, port: int) -> servers.Apache:
     common = {"sendfile": True, "tls": None, "mods": ["socache_shmcb", "headers"]}
     wd = tmp / kind
+    if kind == "floor":   # plain Apache + the sidecar's access check (bench/floor/)
+        return servers.Apache("plain", str(wd), str(site["doc"]), {("identity", 0): port},
+                              extra_conf=["AddEncoding dcz .dcz", *servers.floor_conf(module)],
+                              label=kind, **common)
     if module is None:
         return servers.Apache("plain", str(wd), str(site["doc"]), {("identity", 0): port},
                               extra_conf=["AddEncoding dcz .dcz"], **common)
@@ -198,6 +206,9 @@ def main() -> int:
     ap.add_argument("--module", required=True, help="mod_multicompress.so (a Release build)")
     ap.add_argument("--alt-module", metavar="SO", help="another build, counted the same way")
     ap.add_argument("--tool", default=str(dp.TOOL), help="multicompress-precompress")
+    ap.add_argument("--floor-module", metavar="SO", default=servers.FLOOR_MODULE,
+                    help="bench/floor's mod_mc_floor.so (default: the bench build's; "
+                         "the floor is left out when it is missing)")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--requests", type=int, default=200, help="N (default 200)")
     ap.add_argument("--top", type=int, default=12, help="functions listed per case")
@@ -210,6 +221,8 @@ def main() -> int:
     kinds = [("plain", None), ("ours", args.module)]
     if args.alt_module:
         kinds.append(("alt", args.alt_module))
+    if servers.floor_conf(args.floor_module) is not None:
+        kinds.append(("floor", args.floor_module))
     tmp = Path(tempfile.mkdtemp(prefix="mc-instr-"))
     results: dict[tuple[str, str], float] = {}
     tops: dict[str, list] = {}
@@ -218,8 +231,10 @@ def main() -> int:
         for case in cases:
             ours_path, plain_path, headers, body, coding = site[case]
             for kind, module in kinds:
-                path = plain_path if module is None else ours_path
-                warm = site["warm"] if case == "delta" and module is not None else None
+                if kind == "floor" and case == "identity":
+                    continue   # no sidecar, no access check to count
+                path = plain_path if kind in ("plain", "floor") else ours_path
+                warm = site["warm"] if case == "delta" and kind in ("ours", "alt") else None
                 files, totals = [], []
                 for n in (WARM, WARM + args.requests):
                     srv = server(kind, module, tmp / f"{case}-{kind}-{n}", site,
@@ -246,8 +261,9 @@ def main() -> int:
     print("|---|" + "---:|" * (2 * len(kinds) - 1))
     for case in cases:
         plain = results[(case, "plain")]
-        cells = [f"{results[(case, k)]:,.0f}" for k, _ in kinds]
-        ratios = [f"{results[(case, k)] / plain:.2f}" for k, _ in kinds[1:]]
+        cells = [f"{results[(case, k)]:,.0f}" if (case, k) in results else "–" for k, _ in kinds]
+        ratios = [f"{results[(case, k)] / plain:.2f}" if (case, k) in results else "–"
+                  for k, _ in kinds[1:]]
         print(f"| {case} | " + " | ".join(cells + ratios) + " |")
     for case in cases:
         print(f"\nThe module's functions, `{case}` (instructions per response, inclusive: a "

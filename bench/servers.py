@@ -48,6 +48,19 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PRE_EXT = {"gzip": "gz", "br": "br", "zstd": "zst"}
 
 
+# bench/floor/mod_mc_floor.c, built with the module: plain Apache plus the access check a sidecar
+# hit may not skip (a subrequest lookup of a URL in the same directory), and nothing else.
+FLOOR_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "build",
+                            "bench", "bench", "mod_mc_floor.so")
+
+
+def floor_conf(path: str | None = None) -> list[str] | None:
+    """The line that makes a plain Apache the `floor` of a sidecar hit (bench/floor/), or None
+    when the module is not built."""
+    so = os.path.abspath(path or FLOOR_MODULE)
+    return [f"LoadModule mc_floor_module {so}"] if os.path.isfile(so) else None
+
+
 def readable_by_workers(root) -> None:
     """Makes a temp tree (docroot, sidecars) readable by the servers' workers, which run as
     www-data: directories 0755, files 0644, `root` itself included."""
