@@ -27,8 +27,9 @@ ONCE_NOTE = "mcsource"     # MultiCompressNote source NAME, logged by the verifi
 # rounds (--duration sets the run length).
 ONCE_ROUNDS = {"quick": 2, "full": 3}
 ONCE_DURATION = {"quick": 1, "full": 1}
-ONCE_SERVERS = ["precompressed", "ours-sidecar", "ours-cache", "precompressed (cache bytes)",
-                "nginx (static)"]
+FLOOR = "floor (access check)"
+ONCE_SERVERS = ["precompressed", FLOOR, "ours-sidecar", "ours-cache",
+                "precompressed (cache bytes)", "nginx (static)"]
 PRECOMPRESS_TOOL = os.path.join("mod_multicompress", "tools", "multicompress-precompress")
 
 
@@ -116,6 +117,16 @@ class CompressOnce:
                               tls=self.cert if proto == "h2" else None,
                               plain_ports={("once-verify", 0)})
 
+    def make_floor_server(self, docroot: str, proto: str, conf: list[str]) -> servers.Apache:
+        """The `floor (access check)` row's server: plain Apache, configured as the
+        `precompressed` one of the mode, plus bench/floor/mod_mc_floor.so, the subrequest lookup
+        and access hooks the module runs before it sends any sidecar, and nothing else."""
+        wd = os.path.join(self.tmp, f"floor-{proto}")
+        return servers.Apache("plain", wd, docroot, {("identity", 0): servers.free_ports(1)[0]},
+                              extra_conf=conf, label=f"{FLOOR} ({proto})",
+                              sendfile=proto == "h1-sendfile",
+                              tls=self.cert if proto == "h2" else None)
+
     def once_probe(self, proto: str, path: str, coding: str) -> tuple[str, int, dict, bytes]:
         """GET from the compress-once server's logging virtual host; returns the source its
         access log gives (sidecar, cache, live, identity), the status, headers and body."""
@@ -193,6 +204,13 @@ class CompressOnce:
                           side)
         if n is not None:
             units["precompressed"] = (pre, pre_port, path, n)
+        # floor: the same file from plain Apache after the access check a sidecar hit needs.
+        fl = self.once_servers.get("floor@" + proto)
+        if fl is not None:
+            fport = fl.ports[("identity", 0)]
+            n = self._checked(f"{FLOOR} {tag} ({path})", proto, file, coding, fport, path, side)
+            if n is not None:
+                units[FLOOR] = (fl, fport, path, n)
 
         # nginx (static): the same sidecar through gzip_static / brotli_static (no zstd there).
         ngx = self.servers.get(self.skey("nginx", proto))
@@ -336,7 +354,7 @@ class CompressOnce:
         by = {r["server"]: r for r in rows}
         for r in rows:
             comp = None
-            if r["server"] in ("ours-sidecar", "nginx (static)"):
+            if r["server"] in ("ours-sidecar", "nginx (static)", FLOOR):
                 comp = "precompressed"
             elif r["server"] == "ours-cache":
                 comp = "precompressed (cache bytes)" if "precompressed (cache bytes)" in by \

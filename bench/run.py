@@ -218,11 +218,16 @@ class Bench(LiveRuns, CompressOnce):
                                     and r[2] != "identity"}) or [MID]
             self.run_encoders(encoder_exe, docroot, encoder_files, "before")
         self.setup_servers(runs, protos, module_path, docroot)
+        floor = servers.floor_conf(os.path.join(args.build_dir, "bench", "mod_mc_floor.so"))
         for proto in sorted({p for p, _, _ in once_plan}, key=PROTOS.index):
             srv = self.make_once_server(module_path, docroot, proto)
             self.once_servers[proto] = srv
-            log(f"starting {srv.label} on ports {sorted(srv.ports.values())}")
-            srv.start()
+            if floor is not None:   # keyed apart: once_servers[proto] is the module's
+                self.once_servers["floor@" + proto] = self.make_floor_server(docroot, proto, floor)
+            for s in (srv, self.once_servers.get("floor@" + proto)):
+                if s is not None:
+                    log(f"starting {s.label} on ports {sorted(s.ports.values())}")
+                    s.start()
         log("checking that every server's bodies decode to the originals")
         self.verify_all(files)
         if self.failures:
