@@ -7,9 +7,12 @@
 #include <http_protocol.h>
 #include <util_filter.h>
 
+#include <cstring>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "mc/dictionary.h"
 #include "mc/hashed_name.h"
@@ -22,6 +25,7 @@
 #include "mc_log.h"
 #include "mc_lookahead.h"
 #include "mc_pool.h"
+#include "mc_request_state.h"
 #include "mc_response.h"
 #include "mc_keys.h"
 #include "mc_shared.h"
@@ -41,15 +45,78 @@ struct LearnCtx {
 // Set once in register_hooks, read-only afterwards.
 ap_filter_rec_t* g_learn_filter = nullptr;
 
+// The Use-As-Dictionary value of an offer, by what it is made of (for `auto`, the URL's path):
+// parsed and formatted once per child, not on every response of a bundle. Bounded: when full it
+// starts over.
+class OfferValues {
+public:
+    /// The value for `cfg` at `path`, in `pool`; nullptr when `auto` finds no content hash.
+    const char* value(const mc::Config& cfg, std::string_view path, apr_pool_t* pool) {
+        if (cfg.dictionary_match == nullptr) return nullptr;
+        const std::string_view match = cfg.dictionary_match;
+        const std::string_view dests = cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "";
+        const std::string_view id = cfg.dictionary_id != nullptr ? cfg.dictionary_id : "";
+        // '\0' cannot occur in a path or a directive's argument: the parts stay apart.
+        std::string key;
+        if (cfg.dictionary_auto()) {
+            key.reserve(2 + dests.size() + path.size());
+            key.append("A").append(dests).append(1, '\0').append(path);
+        } else {
+            key.reserve(3 + match.size() + dests.size() + id.size());
+            key.append("M").append(match).append(1, '\0').append(dests);
+            key.append(1, '\0').append(id);
+        }
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            if (const auto it = values_.find(key); it != values_.end())
+                return copy(it->second, pool);
+        }
+        std::string formatted;
+        if (cfg.dictionary_auto()) {
+            // The family of a content-hashed name (as the URL is sent): app.3f9a1c2b.js offers
+            // itself to /dir/app.*.js, its id the hash. A name without a hash is not offered.
+            if (const auto name = mc::parse_hashed_name(path)) {
+                const std::string family = name->match_pattern();
+                formatted = mc::format_use_as_dictionary({family, dests, name->id()});
+            }
+        } else {
+            formatted = mc::format_use_as_dictionary({match, dests, id});
+        }
+        if (key.size() > kMaxKey) return copy(formatted, pool);  // a long URL: not kept
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (values_.size() >= kMax) values_.clear();
+        return copy(values_.emplace(std::move(key), std::move(formatted)).first->second, pool);
+    }
+
+private:
+    static const char* copy(const std::string& v, apr_pool_t* pool) {
+        return v.empty() ? nullptr : apr_pstrmemdup(pool, v.data(), v.size());
+    }
+    static constexpr std::size_t kMax = 1024;
+    static constexpr std::size_t kMaxKey = 1024;  // at most about 2 MB held
+    std::mutex mu_;
+    std::unordered_map<std::string, std::string> values_;  ///< "": not offered
+};
+
+OfferValues& offer_values() {
+    static OfferValues values;  // per child: each process has its own copy
+    return values;
+}
+
 // A static file's version, for remembering its hash: only when the response is the file (a
 // script's file is not its response; every distinct body of a handler is its own version).
 std::string file_identity(request_rec* r) {
-    if (!response_is_the_file(r)) return {};
-    // path|size|mtime|inode; looked up on every response of the file (no printf formatting).
-    std::string id(r->filename);
-    append_decimal(id, '|', r->finfo.size);
-    append_decimal(id, '|', r->finfo.mtime);
-    append_decimal(id, '|', r->finfo.inode);
+    // A sidecar or cache hit is the file compressed: the handler checked it before sending.
+    if (!sent_encoded(r) && !response_is_the_file(r)) return {};
+    // The path, then size, mtime and inode as they are in memory (fixed width, so unambiguous):
+    // looked up on every response of the file, and kept only in this child's memory.
+    std::string id;
+    id.reserve(std::strlen(r->filename) + sizeof r->finfo.size + sizeof r->finfo.mtime +
+               sizeof r->finfo.inode);
+    id.append(r->filename);
+    append_raw(id, r->finfo.size);
+    append_raw(id, r->finfo.mtime);
+    append_raw(id, r->finfo.inode);
     return id;
 }
 
@@ -134,23 +201,11 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
         (!ours || r->finfo.filetype != APR_REG || static_cast<std::size_t>(r->finfo.size) > max)) {
         return nullptr;
     }
-    mc::DictionaryOffer offer{cfg.dictionary_match,
-                              cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
-                              cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};
-    std::string auto_match;
-    if (cfg.dictionary_auto()) {
-        // The family of a content-hashed name (as the URL is sent): app.3f9a1c2b.js offers
-        // itself to /dir/app.*.js, its id the hash. A name without a hash is not offered.
-        const char* path = r->parsed_uri.path != nullptr ? r->parsed_uri.path : r->uri;
-        const auto name = mc::parse_hashed_name(path != nullptr ? path : "");
-        if (!name) return nullptr;
-        auto_match = name->match_pattern();
-        offer.match = auto_match;
-        offer.id = name->id();
-    }
+    const char* path = r->parsed_uri.path != nullptr ? r->parsed_uri.path : r->uri;
+    const char* offer = offer_values().value(cfg, path != nullptr ? path : "", r->pool);
+    if (offer == nullptr) return nullptr;
     if (!for_everyone(f)) return nullptr;
-    apr_table_setn(r->headers_out, "Use-As-Dictionary",
-                   apr_pstrdup(r->pool, mc::format_use_as_dictionary(offer).c_str()));
+    apr_table_setn(r->headers_out, "Use-As-Dictionary", offer);
     if (r->status != HTTP_OK || r->header_only) return nullptr;
     count(mc::metrics::Event::kDictionaryOffered);
     // Known already: nothing to capture.

@@ -40,10 +40,10 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     if (!enabled(cfg, mc::Coding::kDcz)) return nullptr;
     const char* named = apr_table_getm(r->pool, r->headers_in, "Available-Dictionary");
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
-    if (named == nullptr || ae == nullptr ||
-        mc::AcceptEncoding::parse(ae).explicit_weight(mc::Coding::kDcz) <= 0) {
-        return nullptr;
-    }
+    if (named == nullptr || ae == nullptr) return nullptr;
+    st->accept = mc::AcceptEncoding::parse(ae);
+    st->accept_header = ae;
+    if (st->accept.explicit_weight(mc::Coding::kDcz) <= 0) return nullptr;
     const auto hash = mc::parse_available_dictionary(named);
     if (!hash) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "malformed Available-Dictionary ignored");

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "mc/accept_encoding.h"
 #include "mc/coding.h"
 #include "mc/dictionary.h"
 #include "mc/policy.h"
@@ -47,6 +48,11 @@ struct RequestState {
     /// a well-formed Available-Dictionary, not a cross-origin no-cors request), held or not: a
     /// delta sidecar made against it needs no bytes of it (mc_sidecar.cc).
     std::optional<mc::DictionaryHash> named;
+    /// Accept-Encoding as parsed by the dictionary lookup, and the header value it parsed: a
+    /// decision on the same value (the same pointer in headers_in) reads it instead of parsing
+    /// again.
+    const char* accept_header = nullptr;
+    mc::AcceptEncoding accept;
     /// The decision for this response, once made from its final headers: by the filter's first
     /// call, or for a 304 by whichever of the filter and the 304 filter gets there first. Every
     /// later step reads it; nothing decides again once `decided` is set.

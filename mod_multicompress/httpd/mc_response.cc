@@ -36,6 +36,7 @@ bool env_set(const request_rec* r, const char* name) {
 }  // namespace
 
 bool table_has_token(const apr_table_t* t, const char* header, const char* token) {
+    if (apr_table_get(t, header) == nullptr) return false;  // the usual case: no walk
     TokenScan scan{token, false};
     apr_table_do(scan_for_token, &scan, t, header, nullptr);
     return scan.found;
@@ -160,6 +161,7 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     // several fields only; merge them all.
     const char* scc = nullptr;
     for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
+        if (apr_table_get(t, "Cache-Control") == nullptr) continue;  // none: no walk of all
         const char* cc = apr_table_getm(r->pool, t, "Cache-Control");
         if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
     }
@@ -169,6 +171,8 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     v.accept_encoding_present = ae != nullptr;
     v.accept_encoding = ae != nullptr ? ae : "";
+    const RequestState* st = request_state(r);
+    if (st != nullptr && ae != nullptr && st->accept_header == ae) v.accept_parsed = &st->accept;
     v.env_no_gzip = env_set(r, "no-gzip");
     v.env_no_brotli = env_set(r, "no-brotli");
     v.env_no_zstd = env_set(r, "no-zstd");
@@ -181,7 +185,6 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
                                     mc::iequals(mc::trim_ows(site), "cross-site") &&
                                     (apr_table_get(r->headers_in, "Cookie") != nullptr ||
                                      apr_table_get(r->headers_in, "Authorization") != nullptr);
-    const RequestState* st = request_state(r);
     v.dictionary_available = st != nullptr && st->dictionary != nullptr;
     return v;
 }

@@ -13,6 +13,7 @@
 #include "mc/headers.h"
 #include "mc_filter_names.h"
 #include "mc_harness.h"
+#include "mc_keys.h"
 #include "mc_log.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -85,8 +86,16 @@ std::string server_identity(const request_rec* r) {
     if (port == 0 && s->addrs != nullptr) port = s->addrs->host_port;
     if (port == 0 && r->connection->local_addr != nullptr) port = r->connection->local_addr->port;
     const char* name = s->server_hostname != nullptr ? s->server_hostname : "";
-    return std::string(ap_http_scheme(r)) + "://" + mc::lowercase(name) + ":" +
-           std::to_string(port);
+    const char* scheme = ap_http_scheme(r);
+    // Built in place: it is looked up on every response that offers or names a dictionary.
+    std::string id;
+    id.reserve(std::strlen(scheme) + std::strlen(name) + 9);
+    id.append(scheme).append("://");
+    for (const char* c = name; *c != '\0'; ++c) {
+        id += *c >= 'A' && *c <= 'Z' ? static_cast<char>(*c - 'A' + 'a') : *c;  // as mc::lowercase
+    }
+    append_decimal(id, ':', port);
+    return id;
 }
 
 }  // namespace mc::httpd

@@ -11,12 +11,15 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "mc/dcz_delta.h"
@@ -24,7 +27,6 @@
 #include "mc/params.h"
 #include "mc/zstd_frame.h"
 #include "mc_brigade.h"
-#include "mc_keys.h"
 #include "mc_log.h"
 #include "mc_shared.h"
 
@@ -43,42 +45,74 @@ template <class V>
 class PerFileVersion {
 public:
     /// Remembers `value` for the file unless something is remembered already; returns what is.
-    V remember(std::string_view path, const apr_finfo_t& fi, V value) {
-        std::string key = key_of(path, fi);
+    /// `extra`: more of the key after the path (what was checked, e.g. a window).
+    V remember(std::string_view path, const apr_finfo_t& fi, V value, std::string_view extra = {}) {
+        const Key key(path, extra, fi);
         const std::lock_guard<std::mutex> lock(mu_);
-        if (seen_.size() >= kMax && seen_.count(key) == 0) seen_.clear();
-        return seen_.emplace(std::move(key), value).first->second;
+        if (const auto it = seen_.find(key.view()); it != seen_.end()) return it->second;
+        if (seen_.size() >= kMax) seen_.clear();
+        return seen_.emplace(std::string(key.view()), value).first->second;
     }
-    std::optional<V> find(std::string_view path, const apr_finfo_t& fi) {
-        const std::string key = key_of(path, fi);
+    std::optional<V> find(std::string_view path, const apr_finfo_t& fi,
+                          std::string_view extra = {}) {
+        const Key key(path, extra, fi);
         const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = seen_.find(key);
+        const auto it = seen_.find(key.view());
         return it == seen_.end() ? std::nullopt : std::optional<V>(it->second);
     }
     void forget(std::string_view path, const apr_finfo_t& fi) {
-        const std::string key = key_of(path, fi);
+        const Key key(path, {}, fi);
         const std::lock_guard<std::mutex> lock(mu_);
-        seen_.erase(key);
+        if (const auto it = seen_.find(key.view()); it != seen_.end()) seen_.erase(it);
     }
 
 private:
-    // The path (any bytes), then the version's numbers as they are in memory: looked up on every
-    // sidecar hit, so no decimal formatting.
-    static std::string key_of(std::string_view path, const apr_finfo_t& fi) {
-        std::string key;
-        key.reserve(path.size() + sizeof(fi.device) + sizeof(fi.inode) + sizeof(fi.size) +
-                    sizeof(fi.mtime) + sizeof(fi.ctime));
-        key.append(path);
-        append_raw(key, fi.device);
-        append_raw(key, fi.inode);
-        append_raw(key, fi.size);
-        append_raw(key, fi.mtime);
-        append_raw(key, fi.ctime);
-        return key;
-    }
+    // The path (any bytes), `extra`, then the version's numbers as they are in memory: looked
+    // up on every sidecar hit, so no decimal formatting, and on the stack for a usual path.
+    class Key {
+    public:
+        Key(std::string_view path, std::string_view extra, const apr_finfo_t& fi) {
+            const std::size_t n = path.size() + extra.size() + kNumbers;
+            char* out = inline_.data();
+            if (n > inline_.size()) {
+                heap_.resize(n);
+                out = heap_.data();
+            }
+            view_ = std::string_view(out, n);
+            out = std::copy(path.begin(), path.end(), out);
+            out = std::copy(extra.begin(), extra.end(), out);
+            out = raw(out, fi.device);
+            out = raw(out, fi.inode);
+            out = raw(out, fi.size);
+            out = raw(out, fi.mtime);
+            raw(out, fi.ctime);
+        }
+        [[nodiscard]] std::string_view view() const { return view_; }
+
+    private:
+        static constexpr std::size_t kNumbers =
+            sizeof(apr_finfo_t::device) + sizeof(apr_finfo_t::inode) + sizeof(apr_finfo_t::size) +
+            sizeof(apr_finfo_t::mtime) + sizeof(apr_finfo_t::ctime);
+        template <class N>
+        static char* raw(char* out, N n) {
+            std::memcpy(out, &n, sizeof n);
+            return out + sizeof n;
+        }
+        std::array<char, 320> inline_{};
+        std::string heap_;
+        std::string_view view_;
+    };
+    // Not noexcept: libstdc++ then keeps each node's hash (as for std::hash<std::string>)
+    // instead of hashing node keys again while it walks a bucket.
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
     static constexpr std::size_t kMax = 1024;
     std::mutex mu_;
-    std::unordered_map<std::string, V> seen_;
+    std::unordered_map<std::string, V, Hash, std::equal_to<>> seen_;
 };
 
 // Warnings are logged once per version of a file.
@@ -128,11 +162,11 @@ bool may_be_there(request_rec* r, const char* path) {
 bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path,
                apr_off_t skip, std::uint64_t max_window) {
     // path|skip|window, the numbers as they are in memory (no printf on every hit).
-    std::string key(path);
-    key += '|';
-    append_raw(key, skip);
-    append_raw(key, max_window);
-    if (const auto known = checked_frames().find(key, fi)) return *known;
+    std::array<char, 1 + sizeof skip + sizeof max_window> what{'|'};
+    std::memcpy(what.data() + 1, &skip, sizeof skip);
+    std::memcpy(what.data() + 1 + sizeof skip, &max_window, sizeof max_window);
+    const std::string_view key(what.data(), what.size());
+    if (const auto known = checked_frames().find(path, fi, key)) return *known;
     apr_mmap_t* mm = nullptr;
     if (fi.size <= skip || apr_mmap_create(&mm, fd, 0, static_cast<apr_size_t>(fi.size),
                                            APR_MMAP_READ, r->pool) != APR_SUCCESS) {
@@ -142,7 +176,7 @@ bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char
         {static_cast<const std::byte*>(mm->mm) + skip, static_cast<std::size_t>(fi.size - skip)},
         max_window);
     apr_mmap_delete(mm);
-    return checked_frames().remember(key, fi, st.is_ok());
+    return checked_frames().remember(path, fi, st.is_ok(), key);
 }
 
 // The sidecar lookup is a probe: a refusal is an answer, not an event. httpd logs its refusals
@@ -205,15 +239,15 @@ int check_access_again(request_rec* sub) {
 // False when it would not (or there is no fresh sidecar).
 // `exists`: the caller's may_be_there() said so already.
 bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
-    const char* path = apr_pstrcat(r->pool, r->filename, std::string(suffix).c_str(), nullptr);
+    const char* sfx = apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
+    const char* path = apr_pstrcat(r->pool, r->filename, sfx, nullptr);
     if (!exists && !may_be_there(r, path)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
     }
     // The sidecar's own URL, as a client would ask for it: translate_name (mod_rewrite, Alias,
     // AliasMatch, UserDir) must map it to exactly this file.
-    const char* uri =
-        apr_pstrcat(r->pool, ap_escape_uri(r->pool, r->uri), std::string(suffix).c_str(), nullptr);
+    const char* uri = apr_pstrcat(r->pool, ap_escape_uri(r->pool, r->uri), sfx, nullptr);
     request_rec* sub = nullptr;
     int access = OK;
     {
@@ -298,15 +332,18 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
     return true;
 }
 
-bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named) {
+const char* delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named) {
     const std::string suffix = mc::delta_sidecar_suffix(named);
-    return may_be_there(r, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr));
+    if (!may_be_there(r, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr))) {
+        return nullptr;
+    }
+    return apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
 }
 
-bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named, const char* suffix,
                         std::size_t dictionary_size, Sidecar& side) {
-    // has_delta_sidecar's may_be_there() said so: not asked again.
-    if (!open_sidecar(r, mc::delta_sidecar_suffix(named), side, true)) return false;
+    // delta_sidecar_there()'s may_be_there() said so: not asked again.
+    if (!open_sidecar(r, suffix, side, true)) return false;
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
     const std::uint64_t window = dictionary_size > 0
@@ -314,9 +351,11 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
                                      : std::uint64_t{1} << mc::kZstdMaxWindowLog;
     // The header is read once per version of the file in this child, like its frames; the
     // verdict is for the whole hash the request named (the file name holds 64 bits of it).
-    std::string head_key = std::string(side.path) + "|dcz-header|";
-    head_key.append(reinterpret_cast<const char*>(named.data()), named.size());
-    std::optional<bool> names = checked_frames().find(head_key, side.finfo);
+    std::array<char, 12 + std::tuple_size_v<mc::DictionaryHash>> what{};
+    std::memcpy(what.data(), "|dcz-header|", 12);
+    std::memcpy(what.data() + 12, named.data(), named.size());
+    const std::string_view head_key(what.data(), what.size());
+    std::optional<bool> names = checked_frames().find(side.path, side.finfo, head_key);
     if (!names) {
         // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
         std::array<std::byte, mc::kDczHeaderSize> head{};
@@ -325,7 +364,8 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
         const bool read = apr_file_read_full(side.fd, head.data(), n, &n) == APR_SUCCESS &&
                           apr_file_seek(side.fd, APR_SET, &start) == APR_SUCCESS;
         if (!read) return refuse(r, side, "its dcz header cannot be read");
-        names = checked_frames().remember(head_key, side.finfo, mc::dcz_body_names(head, named));
+        names = checked_frames().remember(side.path, side.finfo, mc::dcz_body_names(head, named),
+                                          head_key);
     }
     if (!*names) return refuse(r, side, "its dcz header names another dictionary");
     if (!frames_ok(r, side.fd, side.finfo, side.path, static_cast<apr_off_t>(mc::kDczHeaderSize),

@@ -28,16 +28,17 @@ struct Sidecar {
 /// at trace1; an unreadable or undecodable one is warned about once per version of the file.
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
 
-/// Whether a delta sidecar against `named` is there at all (one lstat, none when this child sent it
-/// for this version of FILE before; find_delta_sidecar checks).
-bool has_delta_sidecar(request_rec* r, const mc::DictionaryHash& named);
+/// The suffix of a delta sidecar against `named` (`.dcz-HEX16`, in r->pool) when one is there
+/// at all (one lstat, none when this child sent it for this version of FILE before;
+/// find_delta_sidecar checks), else nullptr.
+const char* delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named);
 
 /// The delta sidecar made at deploy time against the dictionary the request names
-/// (`FILE.dcz-<the first 16 hex digits of its SHA-256>`, a whole dcz body): the same checks as
-/// every sidecar, and its dcz header names exactly `named`, and its zstd frame's window is one the
+/// (`FILE` + `suffix` from delta_sidecar_there, a whole dcz body): the same checks as every
+/// sidecar, and its dcz header names exactly `named`, and its zstd frame's window is one the
 /// client keeps (at most max(8 MiB, 1.25 x the dictionary) with `dictionary_size`, else 8 MiB). A
 /// sidecar whose header names another dictionary is never sent (logged once per file version).
-bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named, const char* suffix,
                         std::size_t dictionary_size, Sidecar& out);
 
 /// translate_name and post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "mc/accept_encoding.h"
 #include "mc/coding.h"
 #include "mc/config.h"
 #include "policy_util.h"
@@ -34,6 +35,21 @@ TEST(DecideTest, BaselineCompressesWithServerPreference) {
     EXPECT_EQ(token(d.coding), "zstd");
     EXPECT_TRUE(d.vary);
     EXPECT_STRNE(d.reason, "");
+}
+
+// The adapter parses Accept-Encoding once per request and hands the parse over: decide() then
+// reads that, and decides as it would from the header itself.
+TEST(DecideTest, ReadsAcceptEncodingParsedAlready) {
+    ResponseView v = base_view();
+    v.accept_encoding = "br;q=0.5, gzip";
+    const mc::AcceptEncoding same = mc::AcceptEncoding::parse(v.accept_encoding);
+    const Decision from_header = verdict(v);
+    v.accept_parsed = &same;
+    EXPECT_EQ(verdict(v).coding, from_header.coding);
+    EXPECT_EQ(token(from_header.coding), "gzip");
+    const mc::AcceptEncoding only_br = mc::AcceptEncoding::parse("br");
+    v.accept_parsed = &only_br;  // what was parsed is what counts
+    EXPECT_EQ(token(verdict(v).coding), "br");
 }
 
 TEST(DecideTest, HeadGetsTheSameDecisionAsGet) {

@@ -8,6 +8,8 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "encoders.h"
@@ -20,13 +22,19 @@ namespace {
 
 constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+// Each byte's value in kB64, -1 for the rest: one load per character of a header read on every
+// request that names a dictionary.
+constexpr std::array<std::int8_t, 256> kB64Values = [] {
+    std::array<std::int8_t, 256> t{};
+    t.fill(-1);
+    for (std::size_t i = 0; i + 1 < sizeof kB64; ++i) {
+        t[static_cast<unsigned char>(kB64[i])] = static_cast<std::int8_t>(i);
+    }
+    return t;
+}();
+
 int b64_value(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
+    return kB64Values[static_cast<unsigned char>(c)];
 }
 
 // Strict base64 of exactly 32 bytes: 43 characters and one '=' (RFC 8941 §4.2.7 lets the

@@ -78,7 +78,9 @@ Decision decide(const ResponseView& v, const Config& cfg, CodingSet filter_codin
     }
 
     const AcceptEncoding accept =
-        AcceptEncoding::parse(v.accept_encoding, v.accept_encoding_present);
+        v.accept_parsed != nullptr
+            ? *v.accept_parsed
+            : AcceptEncoding::parse(v.accept_encoding, v.accept_encoding_present);
     // dcz needs a dictionary the client holds, and the client's own word for it ("*" does not
     // name it: RFC 9842 §4 clients list dcz when they send Available-Dictionary).
     if (!v.dictionary_available || accept.explicit_weight(Coding::kDcz) <= 0) {

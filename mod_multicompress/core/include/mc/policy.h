@@ -26,6 +26,8 @@ struct ResponseView {
     std::int64_t body_length = -1;  ///< Content-Length, or the length when EOS came at once
     std::string_view accept_encoding;
     bool accept_encoding_present = false;
+    /// `accept_encoding` parsed already (for this request, by the adapter), or null.
+    const AcceptEncoding* accept_parsed = nullptr;
     // Environment opt-outs (mod_deflate / mod_brotli / ours).
     bool env_no_gzip = false;  ///< no compression at all, as in mod_deflate
     bool env_no_brotli = false;
