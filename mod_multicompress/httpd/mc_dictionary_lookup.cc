@@ -10,6 +10,7 @@
 #include "mc/headers.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_response.h"
 #include "mc_shared.h"
 #include "mc_site_dictionary.h"
 
@@ -38,7 +39,7 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     if (r->main != nullptr) return nullptr;
     const mc::Config& cfg = dir_config(r);
     if (!enabled(cfg, mc::Coding::kDcz)) return nullptr;
-    const char* named = apr_table_getm(r->pool, r->headers_in, "Available-Dictionary");
+    const char* named = all_fields(r->pool, r->headers_in, "Available-Dictionary");
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     if (named == nullptr || ae == nullptr) return nullptr;
     st->accept = mc::AcceptEncoding::parse(ae);

@@ -17,6 +17,7 @@
 #include "mc_brigade.h"
 #include "mc_log.h"
 #include "mc_pool.h"
+#include "mc_response.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -42,8 +43,8 @@ struct Kept {
 
 // Every line of the field in headers_out and err_headers_out, joined (RFC 9651 §4.2).
 const char* field_value(request_rec* r, const char* name) {
-    const char* a = apr_table_getm(r->pool, r->headers_out, name);
-    const char* b = apr_table_getm(r->pool, r->err_headers_out, name);
+    const char* a = all_fields(r->pool, r->headers_out, name);
+    const char* b = all_fields(r->pool, r->err_headers_out, name);
     if (a != nullptr && b != nullptr) return apr_pstrcat(r->pool, a, ", ", b, nullptr);
     return a != nullptr ? a : b;
 }

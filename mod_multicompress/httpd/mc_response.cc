@@ -42,6 +42,10 @@ bool table_has_token(const apr_table_t* t, const char* header, const char* token
     return scan.found;
 }
 
+const char* all_fields(apr_pool_t* p, const apr_table_t* t, const char* name) {
+    return apr_table_get(t, name) == nullptr ? nullptr : apr_table_getm(p, t, name);
+}
+
 bool has_token(const request_rec* r, const char* header, const char* token) {
     return table_has_token(r->headers_out, header, token) ||
            table_has_token(r->err_headers_out, header, token);
@@ -161,8 +165,7 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     // several fields only; merge them all.
     const char* scc = nullptr;
     for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
-        if (apr_table_get(t, "Cache-Control") == nullptr) continue;  // none: no walk of all
-        const char* cc = apr_table_getm(r->pool, t, "Cache-Control");
+        const char* cc = all_fields(r->pool, t, "Cache-Control");
         if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
     }
     v.request_cache_control = rcc != nullptr ? rcc : "";

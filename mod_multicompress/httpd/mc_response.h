@@ -17,6 +17,9 @@ namespace mc::httpd {
 
 /// Whether the comma-separated header `header` holds `token` in any of its fields in `t`.
 bool table_has_token(const apr_table_t* t, const char* header, const char* token);
+/// Every field `name` of `t`, joined with ", " in `p` (apr_table_getm); nullptr when there is
+/// none, found without a walk of the table.
+const char* all_fields(apr_pool_t* p, const apr_table_t* t, const char* name);
 /// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
 bool has_token(const request_rec* r, const char* header, const char* token);
 /// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice;

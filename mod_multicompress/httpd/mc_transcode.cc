@@ -66,7 +66,7 @@ mc::ResponseView view_for(request_rec* r, const std::string& content_encoding) {
     v.request_cache_control = rcc != nullptr ? rcc : "";
     const char* scc = nullptr;
     for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
-        const char* cc = apr_table_getm(r->pool, t, "Cache-Control");
+        const char* cc = all_fields(r->pool, t, "Cache-Control");
         if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
     }
     v.response_cache_control = scc != nullptr ? scc : "";
