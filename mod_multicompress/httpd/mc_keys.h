@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Keys of the per-child memos (sidecar checks, savings, a file's dictionary hash): built on
+// Keys of the per-child memos (savings, a file's dictionary hash) and the origin string: built on
 // every response, so without printf and without temporaries.
 #pragma once
 

@@ -87,6 +87,11 @@ private:
             out = raw(out, fi.mtime);
             raw(out, fi.ctime);
         }
+        ~Key() = default;
+        Key(const Key&) = delete;  // view_ points into this object
+        Key& operator=(const Key&) = delete;
+        Key(Key&&) = delete;
+        Key& operator=(Key&&) = delete;
         [[nodiscard]] std::string_view view() const { return view_; }
 
     private:
