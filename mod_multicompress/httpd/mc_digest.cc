@@ -41,19 +41,11 @@ struct Kept {
     }
 };
 
-// Every line of the field in headers_out and err_headers_out, joined (RFC 9651 §4.2).
-const char* field_value(request_rec* r, const char* name) {
-    const char* a = all_fields(r->pool, r->headers_out, name);
-    const char* b = all_fields(r->pool, r->err_headers_out, name);
-    if (a != nullptr && b != nullptr) return apr_pstrcat(r->pool, a, ", ", b, nullptr);
-    return a != nullptr ? a : b;
-}
-
 // The handler's fields, parsed; nullptr when there is nothing to make again.
 Kept* parse_fields(request_rec* r) {
     Kept* kept = nullptr;
     for (std::size_t i = 0; i < kFields.size(); ++i) {
-        const char* value = field_value(r, kFields[i]);
+        const char* value = response_fields(r, kFields[i]);
         if (value == nullptr) continue;
         auto parsed = mc::parse_digest_field(value);
         if (!parsed.is_ok()) {

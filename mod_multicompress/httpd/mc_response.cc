@@ -46,6 +46,13 @@ const char* all_fields(apr_pool_t* p, const apr_table_t* t, const char* name) {
     return apr_table_get(t, name) == nullptr ? nullptr : apr_table_getm(p, t, name);
 }
 
+const char* response_fields(request_rec* r, const char* name) {
+    const char* a = all_fields(r->pool, r->headers_out, name);
+    const char* b = all_fields(r->pool, r->err_headers_out, name);
+    if (a != nullptr && b != nullptr) return apr_pstrcat(r->pool, a, ", ", b, nullptr);
+    return a != nullptr ? a : b;
+}
+
 bool has_token(const request_rec* r, const char* header, const char* token) {
     return table_has_token(r->headers_out, header, token) ||
            table_has_token(r->err_headers_out, header, token);
@@ -163,11 +170,7 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     // `Header always set Cache-Control ...` goes to err_headers_out, beside what the handler
     // put in headers_out: both are sent, so both count. apr_table_get gives the first of
     // several fields only; merge them all.
-    const char* scc = nullptr;
-    for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
-        const char* cc = all_fields(r->pool, t, "Cache-Control");
-        if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
-    }
+    const char* scc = response_fields(r, "Cache-Control");
     v.request_cache_control = rcc != nullptr ? rcc : "";
     v.response_cache_control = scc != nullptr ? scc : "";
     v.body_length = whole_length >= 0 ? whole_length : content_length_of(r);

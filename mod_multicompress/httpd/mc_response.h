@@ -20,6 +20,9 @@ bool table_has_token(const apr_table_t* t, const char* header, const char* token
 /// Every field `name` of `t`, joined with ", " in `p` (apr_table_getm); nullptr when there is
 /// none, found without a walk of the table.
 const char* all_fields(apr_pool_t* p, const apr_table_t* t, const char* name);
+/// Every field `name` of the response, headers_out's then err_headers_out's (both are sent),
+/// joined with ", " (RFC 9651 §4.2) in r->pool; nullptr when there is none.
+const char* response_fields(request_rec* r, const char* name);
 /// Whether the comma-separated header `header` holds `token`, in headers_out or err_headers_out.
 bool has_token(const request_rec* r, const char* header, const char* token);
 /// Vary: Accept-Encoding, merged into what is there (headers_out or err_headers_out), never twice;

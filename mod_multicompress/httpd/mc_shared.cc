@@ -91,9 +91,7 @@ std::string server_identity(const request_rec* r) {
     std::string id;
     id.reserve(std::strlen(scheme) + std::strlen(name) + 9);
     id.append(scheme).append("://");
-    for (const char* c = name; *c != '\0'; ++c) {
-        id += *c >= 'A' && *c <= 'Z' ? static_cast<char>(*c - 'A' + 'a') : *c;  // as mc::lowercase
-    }
+    id.append(mc::lowercase(name));
     append_decimal(id, ':', port);
     return id;
 }

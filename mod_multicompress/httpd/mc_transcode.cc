@@ -64,11 +64,7 @@ mc::ResponseView view_for(request_rec* r, const std::string& content_encoding) {
                           apr_table_get(r->err_headers_out, "Content-Range") != nullptr;
     const char* rcc = apr_table_get(r->headers_in, "Cache-Control");
     v.request_cache_control = rcc != nullptr ? rcc : "";
-    const char* scc = nullptr;
-    for (apr_table_t* t : {r->headers_out, r->err_headers_out}) {
-        const char* cc = all_fields(r->pool, t, "Cache-Control");
-        if (cc != nullptr) scc = scc == nullptr ? cc : apr_pstrcat(r->pool, scc, ", ", cc, nullptr);
-    }
+    const char* scc = response_fields(r, "Cache-Control");
     v.response_cache_control = scc != nullptr ? scc : "";
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     v.accept_encoding_present = ae != nullptr;
