@@ -93,13 +93,10 @@ def build_site(tmp: Path, tool: str) -> dict:
 def server(kind: str, module: str | None, tmp: Path, site: dict, port: int) -> servers.Apache:
     common = {"sendfile": True, "tls": None, "mods": ["socache_shmcb", "headers"]}
     wd = tmp / kind
-    if kind == "floor":   # plain Apache + the sidecar's access check (bench/floor/)
+    if kind in ("plain", "floor"):   # floor: + the sidecar's access check (bench/floor/)
+        extra = servers.floor_conf(module) if kind == "floor" else []
         return servers.Apache("plain", str(wd), str(site["doc"]), {("identity", 0): port},
-                              extra_conf=["AddEncoding dcz .dcz", *servers.floor_conf(module)],
-                              label=kind, **common)
-    if module is None:
-        return servers.Apache("plain", str(wd), str(site["doc"]), {("identity", 0): port},
-                              extra_conf=["AddEncoding dcz .dcz"], **common)
+                              extra_conf=["AddEncoding dcz .dcz", *extra], label=kind, **common)
     conf = ["MultiCompressEncodings dcz zstd br gzip",
             f"<Directory {site['assets']}>", "    MultiCompressStatic On",
             "    MultiCompressUseAsDictionary auto", "</Directory>",
