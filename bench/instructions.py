@@ -8,10 +8,10 @@ On the 2-vCPU VM this project is measured on, the same binary's CPU per response
 user space does not move. This script runs bench/servers.py's Apache (Debian's configuration,
 `EnableSendfile On`) as one process (`apache2 -X`) under `valgrind --tool=callgrind`, counting
 only inside `ap_process_async_request` (reading the request, the handler, the filters, the
-log), and sends it K keep-alive requests in one run and K + N in another: the difference over N
-is the count per response, with start-up, first-request and learning costs cancelled. System
-calls are not counted (one costs 1–3 µs on this VM: `strace -c` for those), nor the kernel's
-share of sending.
+log) and writing one profile per request (`--dump-after`). The count per response is the mean
+over N requests sent after a warm-up (start-up, first-request and learning costs fall in the
+warm-up's profiles), each checked to be the response measured. System calls are not counted
+(one costs 1–3 µs on this VM: `strace -c` for those), nor the kernel's share of sending.
 
 Cases, each against plain Apache (the same configuration without the module) sending the same
 bytes as a plain file:
@@ -21,10 +21,13 @@ bytes as a plain file:
   the older release (`Available-Dictionary`); plain Apache sends `app.NEW.js.dcz`.
 - `sidecar`: the newer release in a directory with `MultiCompressStatic On` and its zstd sidecar
   from the same tool, `Accept-Encoding: zstd`; plain Apache sends `app.js.zst`.
+- `cache`: the same release in a directory with `MultiCompressCache On` (zstd 19), warmed up
+  until the hit is the strong copy (it is made off the request path, so the number of warm-up
+  requests varies); plain Apache sends that copy's bytes (the tool's zstd-19 of the file).
 - `identity`: the 2.5 KB test page without `Accept-Encoding` (the module decides, adds
   `Vary`, sends it unchanged); plain Apache sends it too.
 
-`floor` (delta and sidecar): plain Apache plus bench/floor/mod_mc_floor.so, the subrequest
+`floor` (delta and sidecar; a cache hit makes no subrequest): plain Apache plus bench/floor/mod_mc_floor.so, the subrequest
 lookup and access hooks every sidecar hit needs and nothing else (`--floor-module`; left out
 when the bench build has not built it).
 
@@ -34,7 +37,7 @@ with the most instructions per response (inclusive).
 
     /usr/bin/python3 bench/instructions.py \\
         --module build/bench/mod_multicompress/httpd/mod_multicompress.so \\
-        [--alt-module OTHER.so] [--cases delta,sidecar,identity] [--requests 200] [--top 12]
+        [--alt-module OTHER.so] [--cases delta,sidecar,cache,identity] [--requests 200] [--top 12]
 """
 
 from __future__ import annotations
@@ -57,8 +60,9 @@ import delta_perf as dp  # noqa: E402  (releases, deploy, TOOL, STATIC, CHROME_A
 import dictionary_releases as rel  # noqa: E402  (sf_hash, raw_dict)
 import servers  # noqa: E402
 
-WARM = 20   # requests of the short run; the long run sends WARM + N
-CASES = ("delta", "sidecar", "identity")
+WARM = 20   # requests after the warm-up that are not counted either
+CASES = ("delta", "sidecar", "cache", "identity")
+STRONG_ZSTD = 19   # the cache case's MultiCompressCacheLevel
 
 
 def build_site(tmp: Path, tool: str) -> dict:
@@ -76,16 +80,29 @@ def build_site(tmp: Path, tool: str) -> dict:
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0 or not (static / "app.js.zst").is_file():
         raise SystemExit(f"instructions.py: {tool} wrote no app.js.zst: {r.stderr.strip()}")
+    cache, strong = doc / "cache", doc / "strong"
+    cache.mkdir()
+    strong.mkdir()
+    (cache / "app.js").write_bytes(new)
+    (strong / "app.js").write_bytes(new)
+    r = subprocess.run([tool, "-q", "--no-progress", "--jobs", "1", "-e", "zstd", "-l",
+                        f"zstd={STRONG_ZSTD}", str(strong)], capture_output=True, text=True,
+                       timeout=600)
+    if r.returncode != 0 or not (strong / "app.js.zst").is_file():
+        raise SystemExit(f"instructions.py: {tool} wrote no zstd-{STRONG_ZSTD} app.js.zst: "
+                         f"{r.stderr.strip()}")
     shutil.copy(dp.STATIC / "small.html", doc / "small.html")
     servers.readable_by_workers(tmp)
     ask = {"Accept-Encoding": dp.CHROME_AE, "Available-Dictionary": rel.sf_hash(old),
            "Dictionary-ID": f'"{old_name[4:12]}"'}
     return {
-        "doc": doc, "assets": assets, "static": static,
+        "doc": doc, "assets": assets, "static": static, "cache_dir": cache,
         "warm": f"/assets/{old_name}",
         "delta": (f"/assets/{new_name}", f"/assets/{new_name}.dcz", ask, delta.read_bytes(), "dcz"),
         "sidecar": ("/static/app.js", "/static/app.js.zst", {"Accept-Encoding": "zstd"},
                     (static / "app.js.zst").read_bytes(), "zstd"),
+        "cache": ("/cache/app.js", "/strong/app.js.zst", {"Accept-Encoding": "zstd"},
+                  (strong / "app.js.zst").read_bytes(), "zstd"),
         "identity": ("/small.html", "/small.html", {}, (doc / "small.html").read_bytes(), None),
     }
 
@@ -100,7 +117,9 @@ def server(kind: str, module: str | None, tmp: Path, site: dict, port: int) -> s
     conf = ["MultiCompressEncodings dcz zstd br gzip",
             f"<Directory {site['assets']}>", "    MultiCompressStatic On",
             "    MultiCompressUseAsDictionary auto", "</Directory>",
-            f"<Directory {site['static']}>", "    MultiCompressStatic On", "</Directory>"]
+            f"<Directory {site['static']}>", "    MultiCompressStatic On", "</Directory>",
+            f"<Directory {site['cache_dir']}>", "    MultiCompressCache On",
+            f"    MultiCompressCacheLevel zstd {STRONG_ZSTD}", "</Directory>"]
     return servers.Apache("multicompress", str(wd), str(site["doc"]), {("ours", 0): port},
                           module_path=str(Path(module).resolve()), extra_conf=conf,
                           label=kind, **common)
@@ -132,18 +151,30 @@ def get(sk: socket.socket, path: str, headers: dict) -> tuple[str, dict, bytes]:
 
 
 def count(srv: servers.Apache, out: Path, path: str, headers: dict, expect: tuple,
-          n: int, warm: str | None) -> int:
-    """Instructions inside ap_process_async_request over `n` requests (and the warm-up)."""
+          n: int, warm: str | None) -> list[Path]:
+    """One profile per request (`--dump-after`): the `n` measured ones, after the warm-up, the
+    cache's strong copy (`warm` == "strong") and WARM more."""
     srv.write_config()
-    user, group = servers._run_user()  # the file is written by the server's user at exit
-    out.write_bytes(b"")
-    shutil.chown(out, user, group)
+    user, group = servers._run_user()  # the files are written by the server's user
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.chown(out.parent, user, group)
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
            "--collect-atstart=no", "--toggle-collect=ap_process_async_request",
+           "--dump-after=ap_process_async_request",
            *[c for c in srv.command() if c != "-DFOREGROUND"], "-X"]
     port = next(iter(srv.ports.values()))
     log = open(Path(srv.workdir) / "valgrind.log", "w")
     vg = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    sent = 0
+    body, coding = expect
+
+    def ask(sk: socket.socket) -> tuple[bool, tuple]:
+        nonlocal sent
+        status, fields, got = get(sk, path, headers)
+        sent += 1
+        return (status.endswith(" 200 OK") and got == body
+                and fields.get("content-encoding") == coding), (status, fields, got)
+
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -156,13 +187,19 @@ def count(srv: servers.Apache, out: Path, path: str, headers: dict, expect: tupl
                                        f"(see {log.name})")
                 time.sleep(0.2)
         with socket.create_connection(("127.0.0.1", port), timeout=60) as sk:
-            if warm is not None:
+            if warm == "strong":   # the miss stores a copy; the strong one follows off the path
+                deadline = time.monotonic() + 180
+                while not ask(sk)[0]:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"{srv.label} {path}: never the strong copy")
+                    time.sleep(0.5)
+            elif warm is not None:
                 get(sk, warm, {"Accept-Encoding": dp.CHROME_AE})
-            body, coding = expect
-            for _ in range(n):
-                status, fields, got = get(sk, path, headers)
-                if (not status.endswith(" 200 OK") or got != body
-                        or fields.get("content-encoding") != coding):
+                sent += 1
+            first = sent + WARM
+            for _ in range(WARM + n):
+                ok, (status, fields, got) = ask(sk)
+                if not ok:
                     raise RuntimeError(f"{srv.label} {path}: {status}, Content-Encoding "
                                        f"{fields.get('content-encoding')}, {len(got)} bytes "
                                        f"(expected {coding}, {len(body)} bytes)")
@@ -175,26 +212,33 @@ def count(srv: servers.Apache, out: Path, path: str, headers: dict, expect: tupl
             os.killpg(vg.pid, signal.SIGKILL)
             vg.wait()
         log.close()
-    m = re.search(r"^totals: (\d+)", out.read_text(), re.M)
+    files = [Path(f"{out}.{i}") for i in range(first + 1, first + n + 1)]
+    missing = [f.name for f in files if not f.is_file()]
+    if missing or Path(f"{out}.{sent + 1}").is_file():
+        raise RuntimeError(f"{srv.label}: {sent} requests but not one profile each in "
+                           f"{out.parent} (missing {missing[:3]})")
+    return files
+
+
+def total(f: Path) -> int:
+    m = re.search(r"^totals: (\d+)", f.read_text(), re.M)
     if m is None:
-        raise RuntimeError(f"{srv.label}: callgrind wrote no totals to {out}")
+        raise RuntimeError(f"callgrind wrote no totals to {f}")
     return int(m.group(1))
 
 
-def functions(short: Path, long: Path, n: int, top: int) -> list[tuple[float, str]]:
+def functions(files: list[Path], top: int) -> list[tuple[float, str]]:
     """The module's functions with the most instructions per response (inclusive)."""
-    def load(f: Path) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for f in files:
         text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(f)],
                               capture_output=True, text=True, check=True).stdout
-        found: dict[str, int] = {}
         for line in text.splitlines():
             m = re.match(r"\s*([\d,]+) \([\s\d.]+%\)\s+\?\?\?:(mc::\S.*?) \[", line)
             if m:
                 name = re.sub(r"\((?!anonymous)[^()]*(\([^()]*\)[^()]*)*\)", "", m.group(2))
                 found[name] = found.get(name, 0) + int(m.group(1).replace(",", ""))
-        return found
-    a, b = load(short), load(long)
-    rows = sorted(((b.get(k, 0) - a.get(k, 0)) / n, k) for k in b)
+    rows = sorted((v / len(files), k) for k, v in found.items())
     return [r for r in reversed(rows) if r[0] > 0][:top]
 
 
@@ -209,6 +253,8 @@ def main() -> int:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--requests", type=int, default=200, help="N (default 200)")
     ap.add_argument("--top", type=int, default=12, help="functions listed per case")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the profiles (one per request) and say where")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     if not cases or any(c not in CASES for c in cases):
@@ -228,23 +274,25 @@ def main() -> int:
         for case in cases:
             ours_path, plain_path, headers, body, coding = site[case]
             for kind, module in kinds:
-                if kind == "floor" and case == "identity":
+                if kind == "floor" and case in ("identity", "cache"):
                     continue   # no sidecar, no access check to count
                 path = plain_path if kind in ("plain", "floor") else ours_path
-                warm = site["warm"] if case == "delta" and kind in ("ours", "alt") else None
-                files, totals = [], []
-                for n in (WARM, WARM + args.requests):
-                    srv = server(kind, module, tmp / f"{case}-{kind}-{n}", site,
-                                 servers.free_ports(1)[0])
-                    files.append(tmp / f"{case}-{kind}-{n}.callgrind")
-                    totals.append(count(srv, files[-1], path, headers, (body, coding), n, warm))
-                results[(case, kind)] = (totals[1] - totals[0]) / args.requests
+                warm = None
+                if kind in ("ours", "alt"):
+                    warm = {"delta": site["warm"], "cache": "strong"}.get(case)
+                srv = server(kind, module, tmp / f"{case}-{kind}", site, servers.free_ports(1)[0])
+                files = count(srv, tmp / f"{case}-{kind}" / "profiles" / "callgrind.out", path,
+                              headers, (body, coding), args.requests, warm)
+                results[(case, kind)] = sum(map(total, files)) / len(files)
                 if kind == "ours":
-                    tops[case] = functions(files[0], files[1], args.requests, args.top)
+                    tops[case] = functions(files, args.top)
                 print(f"instructions.py: {case} {kind}: {results[(case, kind)]:,.0f} per response",
                       file=sys.stderr, flush=True)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if args.keep:
+            print(f"instructions.py: profiles kept in {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
     commit = subprocess.run(["git", "-C", str(dp.ROOT), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip() or "?"
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
