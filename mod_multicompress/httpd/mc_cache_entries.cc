@@ -20,6 +20,7 @@
 #include "mc_request_state.h"
 #include "mc_config.h"
 #include "mc_counters.h"
+#include "mc_file_memo.h"
 #include "mc_hit_tier.h"
 #include "mc_log.h"
 #include "mc_shared.h"
@@ -107,6 +108,13 @@ void drop_bad_entry(request_rec* r, const ServerConf& sc, const std::string& key
     store_remove(sc, r->server, key, r->pool);
 }
 
+// The keys this child has made, by everything they are made of: the same inputs always make the
+// same key, so a remembered one is the key.
+PerFileVersion<std::string>& cache_keys() {
+    static PerFileVersion<std::string> keys;
+    return keys;
+}
+
 }  // namespace
 
 FileIdentity file_of(const request_rec* r) {
@@ -117,6 +125,16 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
     const RequestState* st = request_state(r);
     const mc::DictionaryBytes* dict =
         coding == mc::Coding::kDcz && st != nullptr ? st->dictionary.get() : nullptr;
+    const std::string server = server_identity(r);
+    // What the key is made of besides the file's path and version, for the child's memo of
+    // keys: a SHA-1 and a printf on every hit cost more than the rest of the lookup.
+    std::string what;
+    what.reserve(2 + (dict != nullptr ? dict->hash.size() : 0) + server.size());
+    what.append(1, '\0').append(1, static_cast<char>(coding));
+    if (dict != nullptr) what.append(dict->hash.begin(), dict->hash.end());
+    what.append(server);
+    const std::string_view path = r->filename != nullptr ? r->filename : "";
+    if (auto known = cache_keys().find(path, r->finfo, what)) return std::move(*known);
     // Bound to the virtual host: an entry is never served for another one (with the same
     // ServerName and port, the servers of a fleet share it).
     const char* identity = apr_psprintf(
@@ -124,7 +142,7 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
         r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
         static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data(),
         dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "",
-        server_identity(r).c_str());
+        server.c_str());
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     apr_sha1_init(&sha);
@@ -138,7 +156,7 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
         key += kHex[b >> 4];
         key += kHex[b & 15];
     }
-    return key;
+    return cache_keys().remember(path, r->finfo, std::move(key), what);
 }
 
 Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {

@@ -63,17 +63,31 @@ bool has_token(const request_rec* r, const char* header, const char* token) {
 // same-site compressed response to a cross-site request (the credentials themselves are not
 // listed: Vary: Cookie would make such responses uncacheable for everyone).
 void merge_vary(request_rec* r) {
-    if (!has_token(r, "Vary", "Accept-Encoding")) {
-        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
-    }
-    if (dir_config(r).cross_site_identity() && !has_token(r, "Vary", "Sec-Fetch-Site")) {
-        apr_table_mergen(r->headers_out, "Vary", "Sec-Fetch-Site");
-    }
+    const bool cross_site = dir_config(r).cross_site_identity();
     const RequestState* st = request_state(r);
     // Also whenever the request names a dictionary dcz could answer with (held, or a delta
     // sidecar made against it): the response then depends on Available-Dictionary.
-    if (!has_token(r, "Vary", "Available-Dictionary") &&
-        ((st != nullptr && (st->dictionary || st->named)) || dictionary_may_apply(r))) {
+    const auto names_dictionary = [&] {
+        return (st != nullptr && (st->dictionary || st->named)) || dictionary_may_apply(r);
+    };
+    if (apr_table_get(r->headers_out, "Vary") == nullptr &&
+        apr_table_get(r->err_headers_out, "Vary") == nullptr) {
+        // The usual case: no Vary yet, so ours is the whole field (one set, no walks).
+        static constexpr const char* kFields[2][2] = {
+            {"Accept-Encoding", "Accept-Encoding, Available-Dictionary"},
+            {"Accept-Encoding, Sec-Fetch-Site",
+             "Accept-Encoding, Sec-Fetch-Site, Available-Dictionary"}};
+        apr_table_setn(r->headers_out, "Vary",
+                       kFields[cross_site ? 1 : 0][names_dictionary() ? 1 : 0]);
+        return;
+    }
+    if (!has_token(r, "Vary", "Accept-Encoding")) {
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    }
+    if (cross_site && !has_token(r, "Vary", "Sec-Fetch-Site")) {
+        apr_table_mergen(r->headers_out, "Vary", "Sec-Fetch-Site");
+    }
+    if (!has_token(r, "Vary", "Available-Dictionary") && names_dictionary()) {
         apr_table_mergen(r->headers_out, "Vary", "Available-Dictionary");
     }
 }

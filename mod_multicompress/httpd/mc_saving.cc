@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mc/saving.h"
@@ -81,12 +82,15 @@ Key key_of(const request_rec* r) {
     Key key;
     if (is_file_version(r)) {
         key.ttl = kFileVersionTtl;
-        key.text = "f ";
-        key.text += r->filename;
-        append_decimal(key.text, ' ', r->finfo.device);
-        append_decimal(key.text, ':', r->finfo.inode);
-        append_decimal(key.text, ':', r->finfo.size);
-        append_decimal(key.text, ':', r->finfo.mtime);
+        const std::string_view path = r->filename;
+        // The numbers as they are in memory (fixed width after the path): built on every hit.
+        key.text.reserve(2 + path.size() + sizeof r->finfo.device + sizeof r->finfo.inode +
+                         sizeof r->finfo.size + sizeof r->finfo.mtime);
+        key.text.append("f ").append(path);
+        append_raw(key.text, r->finfo.device);
+        append_raw(key.text, r->finfo.inode);
+        append_raw(key.text, r->finfo.size);
+        append_raw(key.text, r->finfo.mtime);
         return key;
     }
     // Not the type alone: one response that does not shrink must not stop the compression of
