@@ -51,6 +51,29 @@ bool known_to_keep_body(const ap_filter_rec_t* frec) {
     return false;
 }
 
+// The last server identity a thread made, and what it was made of.
+struct IdentityMemo {
+    std::array<char, 16> scheme{};
+    std::array<char, 256> name{};
+    std::array<char, 16 + 256 + 16> id{};
+    std::size_t scheme_len = 0, name_len = 0, id_len = 0;
+    apr_port_t port = 0;
+    bool valid = false;
+
+    [[nodiscard]] bool holds(std::string_view sch, std::string_view nm, apr_port_t p) const {
+        return valid && p == port && std::string_view(scheme.data(), scheme_len) == sch &&
+               std::string_view(name.data(), name_len) == nm;
+    }
+    void keep(std::string_view sch, std::string_view nm, apr_port_t p, std::string_view made) {
+        valid = sch.size() <= scheme.size() && nm.size() <= name.size() && made.size() <= id.size();
+        if (!valid) return;  // longer than kept: made each time
+        scheme_len = sch.copy(scheme.data(), scheme.size());
+        name_len = nm.copy(name.data(), name.size());
+        id_len = made.copy(id.data(), id.size());
+        port = p;
+    }
+};
+
 }  // namespace
 
 bool default_handler_would_send(const request_rec* r) {
@@ -85,14 +108,19 @@ std::string server_identity(const request_rec* r) {
     apr_port_t port = s->port;
     if (port == 0 && s->addrs != nullptr) port = s->addrs->host_port;
     if (port == 0 && r->connection->local_addr != nullptr) port = r->connection->local_addr->port;
-    const char* name = s->server_hostname != nullptr ? s->server_hostname : "";
-    const char* scheme = ap_http_scheme(r);
-    // Built in place: it is looked up on every response that offers or names a dictionary.
+    const std::string_view name = s->server_hostname != nullptr ? s->server_hostname : "";
+    const std::string_view scheme = ap_http_scheme(r);
+    // Made on every response that offers or names a dictionary or is a cache hit, mostly for
+    // the same server: each thread keeps its last one (plain arrays: a thread_local with a
+    // destructor would keep the module loaded across a restart).
+    thread_local IdentityMemo t_last{};
+    if (t_last.holds(scheme, name, port)) return {t_last.id.data(), t_last.id_len};
     std::string id;
-    id.reserve(std::strlen(scheme) + std::strlen(name) + 9);
+    id.reserve(scheme.size() + name.size() + 9);
     id.append(scheme).append("://");
     id.append(mc::lowercase(name));
     append_decimal(id, ':', port);
+    t_last.keep(scheme, name, port, id);
     return id;
 }
 

@@ -158,10 +158,8 @@ int check_access_again(request_rec* sub) {
 // <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
 // the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
 // False when it would not (or there is no fresh sidecar).
-// `exists`: the caller's may_be_there() said so already.
-bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool exists) {
-    const char* sfx = apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
-    const char* path = apr_pstrcat(r->pool, r->filename, sfx, nullptr);
+// `path` is FILE + `sfx`; `exists`: the caller's may_be_there() said so already.
+bool lookup_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& out, bool exists) {
     if (!exists && !may_be_there(r, path)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
         return false;
@@ -212,8 +210,9 @@ bool lookup_sidecar(request_rec* r, std::string_view suffix, Sidecar& out, bool 
 
 // The sidecar with `suffix`, found by lookup_sidecar and opened as the default handler would
 // (file permissions: it would answer 403). False otherwise (an unreadable one warned about once).
-bool open_sidecar(request_rec* r, std::string_view suffix, Sidecar& side, bool exists = false) {
-    if (suffix.empty() || !lookup_sidecar(r, suffix, side, exists)) return false;
+bool open_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& side,
+                  bool exists = false) {
+    if (!lookup_sidecar(r, sfx, path, side, exists)) return false;
     apr_file_t* fd = nullptr;
     // Opened as the default handler opens it at its own URL: sendfile as EnableSendfile says.
     if (const apr_status_t rv = apr_file_open(&fd, side.path, side.open_flags, 0, r->pool);
@@ -244,7 +243,10 @@ bool refuse(request_rec* r, Sidecar& side, const char* why) {
 }  // namespace
 
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
-    if (!open_sidecar(r, mc::sidecar_suffix(coding), side)) return false;
+    const std::string_view suffix = mc::sidecar_suffix(coding);
+    if (suffix.empty()) return false;
+    const char* sfx = apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
+    if (!open_sidecar(r, sfx, apr_pstrcat(r->pool, r->filename, sfx, nullptr), side)) return false;
     if (coding == mc::Coding::kZstd && !frames_ok(r, side.fd, side.finfo, side.path, 0,
                                                   std::uint64_t{1} << mc::kZstdMaxWindowLog)) {
         return refuse(r, side, "its zstd window is over 8 MiB (RFC 9659)");
@@ -253,31 +255,45 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
     return true;
 }
 
-const char* delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named) {
-    const std::string suffix = mc::delta_sidecar_suffix(named);
-    if (!may_be_there(r, apr_pstrcat(r->pool, r->filename, suffix.c_str(), nullptr))) {
-        return nullptr;
+DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named) {
+    // FILE + ".dcz-HEX16", made in one allocation: the suffix is the path's tail.
+    const auto suffix = mc::delta_sidecar_suffix_chars(named);
+    const std::size_t n = std::strlen(r->filename);
+    auto* path = static_cast<char*>(apr_palloc(r->pool, n + suffix.size() + 1));
+    std::memcpy(path, r->filename, n);
+    std::memcpy(path + n, suffix.data(), suffix.size());
+    path[n + suffix.size()] = '\0';
+    DeltaSidecarPath out;
+    out.sent_before = sent_sidecars().find(path, r->finfo).has_value();
+    if (!out.sent_before) {
+        apr_finfo_t fi;
+        if (apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) return {};
     }
-    return apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
+    out.path = path;
+    out.suffix = path + n;
+    return out;
 }
 
-bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named, const char* suffix,
-                        std::size_t dictionary_size, Sidecar& side) {
-    // delta_sidecar_there()'s may_be_there() said so: not asked again.
-    if (!open_sidecar(r, suffix, side, true)) return false;
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+                        const DeltaSidecarPath& there, std::size_t dictionary_size, Sidecar& side) {
+    // delta_sidecar_there() found it: not looked for again.
+    if (there.path == nullptr || !open_sidecar(r, there.suffix, there.path, side, true)) {
+        return false;
+    }
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
     const std::uint64_t window = dictionary_size > 0
                                      ? std::uint64_t{1} << mc::dcz_max_window_log(dictionary_size)
                                      : std::uint64_t{1} << mc::kZstdMaxWindowLog;
-    // The header is read once per version of the file in this child, like its frames; the
-    // verdict is for the whole hash the request named (the file name holds 64 bits of it).
-    std::array<char, 12 + std::tuple_size_v<mc::DictionaryHash>> what{};
+    // Both checks of a version of the sidecar are made once per child, as one verdict: for the
+    // whole hash the request named (the file name holds 64 bits of it) and this window.
+    std::array<char, 12 + std::tuple_size_v<mc::DictionaryHash> + sizeof window> what{};
     std::memcpy(what.data(), "|dcz-header|", 12);
     std::memcpy(what.data() + 12, named.data(), named.size());
-    const std::string_view head_key(what.data(), what.size());
-    std::optional<bool> names = checked_frames().find(side.path, side.finfo, head_key);
-    if (!names) {
+    std::memcpy(what.data() + 12 + named.size(), &window, sizeof window);
+    const std::string_view key(what.data(), what.size());
+    std::optional<bool> sendable = checked_frames().find(side.path, side.finfo, key);
+    if (!sendable) {
         // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
         std::array<std::byte, mc::kDczHeaderSize> head{};
         apr_size_t n = head.size();
@@ -285,15 +301,19 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named, const c
         const bool read = apr_file_read_full(side.fd, head.data(), n, &n) == APR_SUCCESS &&
                           apr_file_seek(side.fd, APR_SET, &start) == APR_SUCCESS;
         if (!read) return refuse(r, side, "its dcz header cannot be read");
-        names = checked_frames().remember(side.path, side.finfo, mc::dcz_body_names(head, named),
-                                          head_key);
+        if (!mc::dcz_body_names(head, named)) {
+            checked_frames().remember(side.path, side.finfo, false, key);
+            return refuse(r, side, "its dcz header names another dictionary");
+        }
+        // Not remembered when false: the window is (frames_ok), a failure to map it is not.
+        if (!frames_ok(r, side.fd, side.finfo, side.path,
+                       static_cast<apr_off_t>(mc::kDczHeaderSize), window)) {
+            return refuse(r, side, "its zstd frame needs a window its client may not keep");
+        }
+        sendable = checked_frames().remember(side.path, side.finfo, true, key);
     }
-    if (!*names) return refuse(r, side, "its dcz header names another dictionary");
-    if (!frames_ok(r, side.fd, side.finfo, side.path, static_cast<apr_off_t>(mc::kDczHeaderSize),
-                   window)) {
-        return refuse(r, side, "its zstd frame needs a window its client may not keep");
-    }
-    sent_sidecars().remember(side.path, r->finfo, true);
+    if (!*sendable) return refuse(r, side, "its dcz header names another dictionary");
+    if (!there.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
     return true;
 }
 

@@ -28,18 +28,24 @@ struct Sidecar {
 /// at trace1; an unreadable or undecodable one is warned about once per version of the file.
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
 
-/// The suffix of a delta sidecar against `named` (`.dcz-HEX16`, in r->pool) when one is there
-/// at all (one lstat, none when this child sent it for this version of FILE before;
-/// find_delta_sidecar checks), else nullptr.
-const char* delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named);
+/// Where a delta sidecar against `named` would be: `path` is FILE + `.dcz-HEX16` (in r->pool),
+/// `suffix` its tail; both nullptr when no such file is there at all.
+struct DeltaSidecarPath {
+    const char* path = nullptr;
+    const char* suffix = nullptr;
+    bool sent_before = false;  ///< this child sent it for this version of FILE (no lstat made)
+};
+/// One lstat, none when this child sent it for this version of FILE before; find_delta_sidecar
+/// checks.
+DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named);
 
-/// The delta sidecar made at deploy time against the dictionary the request names
-/// (`FILE` + `suffix` from delta_sidecar_there, a whole dcz body): the same checks as every
-/// sidecar, and its dcz header names exactly `named`, and its zstd frame's window is one the
-/// client keeps (at most max(8 MiB, 1.25 x the dictionary) with `dictionary_size`, else 8 MiB). A
-/// sidecar whose header names another dictionary is never sent (logged once per file version).
-bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named, const char* suffix,
-                        std::size_t dictionary_size, Sidecar& out);
+/// The delta sidecar made at deploy time against the dictionary the request names (`there`
+/// from delta_sidecar_there, a whole dcz body): the same checks as every sidecar, and its dcz
+/// header names exactly `named`, and its zstd frame's window is one the client keeps (at most
+/// max(8 MiB, 1.25 x the dictionary) with `dictionary_size`, else 8 MiB). A sidecar whose header
+/// names another dictionary is never sent (logged once per file version).
+bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
+                        const DeltaSidecarPath& there, std::size_t dictionary_size, Sidecar& out);
 
 /// translate_name and post_perdir_config hook: keeps the sidecar lookup's subrequest quiet (its
 /// refusals are the answer the handler asked for, not errors to log for every request).

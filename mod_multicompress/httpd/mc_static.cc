@@ -144,12 +144,13 @@ int serve(request_rec* r) {
     mc::ResponseView view = view_of(r, content_encoding_of(r), r->finfo.size);
     // A deploy-time delta against the dictionary the request names is a dcz answer even when
     // this server does not hold that dictionary's bytes.
-    const char* delta = cfg.static_on() && st->named ? delta_sidecar_there(r, *st->named) : nullptr;
-    if (delta != nullptr) view.dictionary_available = true;
+    const DeltaSidecarPath delta =
+        cfg.static_on() && st->named ? delta_sidecar_there(r, *st->named) : DeltaSidecarPath{};
+    if (delta.path != nullptr) view.dictionary_available = true;
     // The handler's plan: the coding it looks a sidecar or entry up for. The filter decides for
     // the live response from its final headers and fills the entry only for this coding.
     mc::Decision d = mc::decide(view, cfg, st->codings);
-    if (d.coding == mc::Coding::kDcz && delta != nullptr) {
+    if (d.coding == mc::Coding::kDcz && delta.path != nullptr) {
         const std::size_t held = st->dictionary ? st->dictionary->bytes.size() : 0;
         if (Sidecar side; find_delta_sidecar(r, *st->named, delta, held, side)) {
             return send_sidecar(r, cfg, d.coding, side);

@@ -64,8 +64,21 @@ Result<std::size_t> patch_from_frame(const PreparedDictionary& d, std::span<cons
 
 }  // namespace
 
+std::array<char, kDeltaSidecarSuffixSize> delta_sidecar_suffix_chars(
+    const DictionaryHash& dictionary) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::array<char, kDeltaSidecarSuffixSize> out{};
+    char* o = std::copy(kDeltaSidecarInfix.begin(), kDeltaSidecarInfix.end(), out.begin());
+    for (std::size_t i = 0; i < kDeltaSidecarHexDigits / 2; ++i) {
+        *o++ = kHex[dictionary[i] >> 4];
+        *o++ = kHex[dictionary[i] & 15];
+    }
+    return out;
+}
+
 std::string delta_sidecar_suffix(const DictionaryHash& dictionary) {
-    return std::string(kDeltaSidecarInfix) + hash_hex(dictionary, kDeltaSidecarHexDigits);
+    const auto chars = delta_sidecar_suffix_chars(dictionary);
+    return {chars.data(), chars.size()};
 }
 
 std::optional<DeltaSidecarName> parse_delta_sidecar_name(std::string_view name) {

@@ -3,6 +3,7 @@
 // against a dictionary, and the names of the files that hold them next to the file they encode.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -20,8 +21,14 @@ namespace mc {
 inline constexpr std::string_view kDeltaSidecarInfix = ".dcz-";
 inline constexpr std::size_t kDeltaSidecarHexDigits = 16;
 
+inline constexpr std::size_t kDeltaSidecarSuffixSize =
+    kDeltaSidecarInfix.size() + kDeltaSidecarHexDigits;
+
 /// ".dcz-" + the first 16 hex digits of `dictionary`: append it to FILE's name.
 std::string delta_sidecar_suffix(const DictionaryHash& dictionary);
+/// The same characters in place (no allocation: it is made on every request naming a dictionary).
+std::array<char, kDeltaSidecarSuffixSize> delta_sidecar_suffix_chars(
+    const DictionaryHash& dictionary);
 
 /// A delta sidecar's name taken apart: `source` is FILE's name (or path), `hex` the 16 digits.
 struct DeltaSidecarName {
