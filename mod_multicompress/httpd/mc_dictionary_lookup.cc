@@ -42,8 +42,7 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     const char* named = all_fields(r->pool, r->headers_in, "Available-Dictionary");
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     if (named == nullptr || ae == nullptr) return nullptr;
-    st->accept = mc::AcceptEncoding::parse(ae);
-    st->accept_header = ae;
+    parse_accept(*st, ae);
     if (st->accept.explicit_weight(mc::Coding::kDcz) <= 0) return nullptr;
     const auto hash = mc::parse_available_dictionary(named);
     if (!hash) {

@@ -48,9 +48,8 @@ struct RequestState {
     /// a well-formed Available-Dictionary, not a cross-origin no-cors request), held or not: a
     /// delta sidecar made against it needs no bytes of it (mc_sidecar.cc).
     std::optional<mc::DictionaryHash> named;
-    /// Accept-Encoding as parsed by the dictionary lookup, and the header value it parsed: a
-    /// decision on the same value (the same pointer in headers_in) reads it instead of parsing
-    /// again.
+    /// Accept-Encoding as parsed (parse_accept), and the header value it parsed: a decision on
+    /// the same value (the same pointer in headers_in) reads it instead of parsing again.
     const char* accept_header = nullptr;
     mc::AcceptEncoding accept;
     /// The decision for this response, once made from its final headers: by the filter's first
@@ -75,6 +74,10 @@ struct RequestState {
 RequestState* request_state(request_rec* r, bool create);
 /// The same, read-only, never made.
 const RequestState* request_state(const request_rec* r);
+
+/// Parses Accept-Encoding `ae` into `st` (accept, accept_header) unless it holds that value's
+/// parse already. Each thread keeps its last parse: most requests send one of a few values.
+void parse_accept(RequestState& st, const char* ae);
 
 /// Whether our handler is sending `r` a sidecar or cache body with status 200 (sent_encoded).
 bool sent_encoded(const request_rec* r);

@@ -149,7 +149,8 @@ void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {
     if (altered.empty()) {
         apr_table_unset(r->headers_out, "ETag");  // no validator for this representation
     } else if (altered != etag) {
-        apr_table_set(r->headers_out, "ETag", altered.c_str());
+        apr_table_setn(r->headers_out, "ETag",
+                       apr_pstrmemdup(r->pool, altered.data(), altered.size()));
     }
 }
 
@@ -191,8 +192,11 @@ mc::ResponseView view_of(request_rec* r, const std::string& content_encoding,
     const char* ae = apr_table_get(r->headers_in, "Accept-Encoding");
     v.accept_encoding_present = ae != nullptr;
     v.accept_encoding = ae != nullptr ? ae : "";
-    const RequestState* st = request_state(r);
-    if (st != nullptr && ae != nullptr && st->accept_header == ae) v.accept_parsed = &st->accept;
+    RequestState* st = request_state(r, false);
+    if (st != nullptr && ae != nullptr) {
+        parse_accept(*st, ae);
+        v.accept_parsed = &st->accept;
+    }
     v.env_no_gzip = env_set(r, "no-gzip");
     v.env_no_brotli = env_set(r, "no-brotli");
     v.env_no_zstd = env_set(r, "no-zstd");

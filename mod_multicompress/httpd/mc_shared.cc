@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "mc/headers.h"
 #include "mc_filter_names.h"
@@ -73,6 +74,7 @@ struct IdentityMemo {
         port = p;
     }
 };
+static_assert(std::is_trivially_destructible_v<IdentityMemo>);
 
 }  // namespace
 

@@ -71,10 +71,13 @@ PerFileVersion<bool>& sent_sidecars() {
 // Whether `path` (FILE plus a suffix) is worth the subrequest that checks it: this child has sent
 // it for this version of FILE, or an lstat finds it. Most files have no sidecar, and the lstat
 // spares them a subrequest.
-bool may_be_there(request_rec* r, const char* path) {
-    if (sent_sidecars().find(path, r->finfo)) return true;
+enum class Presence : std::uint8_t { kAbsent, kSent, kFound };
+Presence presence(request_rec* r, const char* path) {
+    if (sent_sidecars().find(path, r->finfo)) return Presence::kSent;
     apr_finfo_t fi;
-    return apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS;
+    return apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) == APR_SUCCESS
+               ? Presence::kFound
+               : Presence::kAbsent;
 }
 
 // RFC 9659: never send a zstd frame that needs more than the client's window (8 MiB for zstd;
@@ -158,11 +161,16 @@ int check_access_again(request_rec* sub) {
 // <FilesMatch>, <Location>, .htaccess), the access, authentication and authorization checks,
 // the type checker and the fixups; translate_name first (the lookup is of the sidecar's URL).
 // False when it would not (or there is no fresh sidecar).
-// `path` is FILE + `sfx`; `exists`: the caller's may_be_there() said so already.
+// `path` is FILE + `sfx`; `exists`: the caller's presence() said so already (and set
+// out.sent_before).
 bool lookup_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& out, bool exists) {
-    if (!exists && !may_be_there(r, path)) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
-        return false;
+    if (!exists) {
+        const Presence there = presence(r, path);
+        if (there == Presence::kAbsent) {
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "no sidecar %s", path);
+            return false;
+        }
+        out.sent_before = there == Presence::kSent;
     }
     // The sidecar's own URL, as a client would ask for it: translate_name (mod_rewrite, Alias,
     // AliasMatch, UserDir) must map it to exactly this file.
@@ -251,7 +259,7 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
                                                   std::uint64_t{1} << mc::kZstdMaxWindowLog)) {
         return refuse(r, side, "its zstd window is over 8 MiB (RFC 9659)");
     }
-    sent_sidecars().remember(side.path, r->finfo, true);
+    if (!side.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
     return true;
 }
 
@@ -263,12 +271,10 @@ DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& n
     std::memcpy(path, r->filename, n);
     std::memcpy(path + n, suffix.data(), suffix.size());
     path[n + suffix.size()] = '\0';
+    const Presence there = presence(r, path);
+    if (there == Presence::kAbsent) return {};
     DeltaSidecarPath out;
-    out.sent_before = sent_sidecars().find(path, r->finfo).has_value();
-    if (!out.sent_before) {
-        apr_finfo_t fi;
-        if (apr_stat(&fi, path, APR_FINFO_MIN | APR_FINFO_LINK, r->pool) != APR_SUCCESS) return {};
-    }
+    out.sent_before = there == Presence::kSent;
     out.path = path;
     out.suffix = path + n;
     return out;
@@ -277,9 +283,9 @@ DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& n
 bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
                         const DeltaSidecarPath& there, std::size_t dictionary_size, Sidecar& side) {
     // delta_sidecar_there() found it: not looked for again.
-    if (there.path == nullptr || !open_sidecar(r, there.suffix, there.path, side, true)) {
-        return false;
-    }
+    if (there.path == nullptr) return false;
+    side.sent_before = there.sent_before;
+    if (!open_sidecar(r, there.suffix, there.path, side, true)) return false;
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
     const std::uint64_t window = dictionary_size > 0
@@ -313,7 +319,7 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
         sendable = checked_frames().remember(side.path, side.finfo, true, key);
     }
     if (!*sendable) return refuse(r, side, "its dcz header names another dictionary");
-    if (!there.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
+    if (!side.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
     return true;
 }
 

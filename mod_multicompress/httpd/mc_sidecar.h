@@ -19,6 +19,7 @@ struct Sidecar {
     /// How the default handler would open it at its own URL (APR_SENDFILE_ENABLED as
     /// EnableSendfile says there).
     apr_int32_t open_flags = APR_READ | APR_BINARY;
+    bool sent_before = false;  ///< this child sent it for this version of FILE (no lstat made)
 };
 
 /// The sidecar of `coding` for `r`'s file, when it may be sent: a direct request for its own URL
