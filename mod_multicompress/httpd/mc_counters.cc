@@ -15,8 +15,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 #include "mc_log.h"
+#include "mc_request_state.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -224,33 +227,40 @@ metrics::Totals counters_total() noexcept {
 }
 
 namespace {
-constexpr const char* kFactsKey = "mc::httpd::response-facts";
+
+// The facts of an internal redirect chain (ErrorDocument, mod_rewrite's [PT] to a handler...):
+// the last request's, else those of the one before it. log_transaction gets the chain's first
+// request (the EOR bucket's), as mod_log_config does, and the filters the last.
+const metrics::ResponseFacts* facts_of(const request_rec* r) {
+    const request_rec* last = r;
+    while (last->next != nullptr) last = last->next;
+    for (const request_rec* rr = last; rr != nullptr; rr = rr->prev) {
+        const RequestState* st = request_state(rr);
+        if (st != nullptr && st->facts != nullptr) return st->facts;
+    }
+    return nullptr;
 }
 
+}  // namespace
+
 void set_response_facts(request_rec* r, const metrics::ResponseFacts& facts) {
-    void* data = nullptr;
-    apr_pool_userdata_get(&data, kFactsKey, r->pool);
-    auto* f = static_cast<metrics::ResponseFacts*>(data);
-    if (f == nullptr) {
-        f = static_cast<metrics::ResponseFacts*>(apr_palloc(r->pool, sizeof *f));
-        apr_pool_userdata_setn(f, kFactsKey, apr_pool_cleanup_null, r->pool);
+    RequestState* st = request_state(r, true);
+    if (st->facts != nullptr) {
+        *st->facts = facts;
+        return;
     }
-    *f = facts;
+    static_assert(std::is_trivially_destructible_v<metrics::ResponseFacts>);  // no pool cleanup
+    st->facts =
+        new (apr_palloc(r->pool, sizeof(metrics::ResponseFacts))) metrics::ResponseFacts(facts);
 }
 
 bool has_response_facts(const request_rec* r) {
-    void* data = nullptr;
-    apr_pool_userdata_get(&data, kFactsKey, r->pool);
-    return data != nullptr;
+    return facts_of(r) != nullptr;
 }
 
 int count_response(request_rec* r) noexcept {
-    // The final request of an internal redirect chain (as mod_log_config logs it); its pool is
-    // the original's, so facts set anywhere in the chain are found.
     if (r->main != nullptr) return DECLINED;
-    void* data = nullptr;
-    apr_pool_userdata_get(&data, kFactsKey, r->pool);
-    const auto* f = static_cast<const metrics::ResponseFacts*>(data);
+    const metrics::ResponseFacts* f = facts_of(r);
     if (f == nullptr) return DECLINED;
     count(metrics::response_word(f->coding, f->source));
     if (f->coding == Coding::kIdentity) {

@@ -14,6 +14,7 @@
 #include "mc/accept_encoding.h"
 #include "mc/coding.h"
 #include "mc/dictionary.h"
+#include "mc/metrics.h"
 #include "mc/policy.h"
 
 namespace mc::httpd {
@@ -57,6 +58,8 @@ struct RequestState {
     /// later step reads it; nothing decides again once `decided` is set.
     mc::Decision decision;
     bool decided = false;
+    /// What the status counters count for this response (set_response_facts), in r->pool.
+    mc::metrics::ResponseFacts* facts = nullptr;
 
     /// Records the final decision (once).
     void decide_once(const mc::Decision& d) {

@@ -48,6 +48,11 @@ Alias /m "@HTDOCS@/m"
     AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
     MultiCompressEncodings zstd br gzip deflate
 </Directory>
+Alias /e "@HTDOCS@/e"
+<Directory "@HTDOCS@/e">
+    SetOutputFilter MULTICOMPRESS
+    ErrorDocument 404 /e/page.html
+</Directory>
 Alias /side "@HTDOCS@/side"
 <Directory "@HTDOCS@/side">
     AddOutputFilterByType MULTICOMPRESS @TEXT_TYPES@
@@ -120,7 +125,7 @@ def delta(before: dict, after: dict) -> dict[str, float]:
 def srv(env):
     s = HttpdServer(env, "metrics", site_template=None, extra_conf=SITE, extra_modules=["status", "socache_shmcb"],
                     htdocs_copies=[("m", "static"), ("side", "static"), ("cached", "static"),
-                                   ("cgi480", "static")])
+                                   ("cgi480", "static"), ("e", "static")])
     try:
         s.start()
         echo = s.htdocs / "cgi480" / "echo.py"
@@ -206,6 +211,23 @@ def test_mc_480_03_sidecar_and_cache_sources(srv):
     assert got.get('multicompress_cache_events_total{event="hit"}') == 3, got
     assert got.get('multicompress_cache_events_total{event="miss"}') == 1, got
     assert got.get('multicompress_cache_events_total{event="store"}', 0) >= 1, got
+
+
+def test_mc_480_09_internal_redirect_counted_once(srv):
+    """An ErrorDocument is an internal redirect: log_transaction gets the chain's first request,
+    the filters run for the last, and the response is counted once, as the client got it."""
+    page = static_file(srv.env, "page.html")
+    before = scrape(srv)
+    for coding in ("gzip", "identity"):
+        r = request(srv.port, "/e/missing.html", coding)
+        assert r.status == 404
+        enc = r.header("Content-Encoding")
+        assert enc == (None if coding == "identity" else coding), enc
+        assert (decode(r.body, enc) if enc else r.body) == page
+    want = {responses("gzip", "live"): 1, responses("identity", "identity"): 1}
+    got = wait_counts(srv, want, before)
+    counted = {k: v for k, v in got.items() if k.startswith("multicompress_responses_total")}
+    assert counted == want, got
 
 
 @pytest.mark.log_allow(r"MC00020: request body: invalid gzip")
