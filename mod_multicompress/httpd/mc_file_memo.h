@@ -5,6 +5,7 @@
 
 #include <apr_file_info.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
