@@ -16,6 +16,7 @@
 
 #include "mc/cache_entry.h"
 #include "mc/config.h"
+#include "mc/dictionary.h"
 #include "mc/params.h"
 #include "mc_request_state.h"
 #include "mc_config.h"
@@ -148,14 +149,11 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
     apr_sha1_init(&sha);
     apr_sha1_update(&sha, identity, static_cast<unsigned int>(std::strlen(identity)));
     apr_sha1_final(digest, &sha);
-    static constexpr char kHex[] = "0123456789abcdef";
     // "mc2-": entries in the verified format of mc/cache_entry.h. A change of the format changes
     // the prefix, so servers of two versions sharing a store do not read each other's entries.
     std::string key = "mc2-";
-    for (unsigned char b : digest) {
-        key += kHex[b >> 4];
-        key += kHex[b & 15];
-    }
+    key.resize(key.size() + 2 * sizeof digest);
+    mc::hex_into(std::span<const std::uint8_t>(digest, sizeof digest), key.data() + 4);
     return cache_keys().remember(path, r->finfo, std::move(key), what);
 }
 

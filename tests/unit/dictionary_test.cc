@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <array>
+#include <cstdint>
 #include <cstring>
 
 #include <memory>
@@ -57,6 +59,13 @@ TEST(Dictionary, HashHexPrefix) {
     EXPECT_EQ(mc::hash_hex(h, 0), "");
     EXPECT_EQ(mc::hash_hex(h, 7), "ba7816");  // whole bytes only
     EXPECT_EQ(mc::hash_hex(h, 100), mc::hash_hex(h));
+}
+
+TEST(Dictionary, HexInto) {
+    const std::array<std::uint8_t, 4> bytes{0x00, 0x0f, 0xf0, 0xff};
+    std::array<char, 8> out{};
+    EXPECT_EQ(mc::hex_into(bytes, out.data()), out.data() + out.size());
+    EXPECT_EQ(std::string_view(out.data(), out.size()), "000ff0ff");
 }
 
 TEST(Dictionary, AvailableDictionaryParses) {

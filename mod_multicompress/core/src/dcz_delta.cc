@@ -66,13 +66,9 @@ Result<std::size_t> patch_from_frame(const PreparedDictionary& d, std::span<cons
 
 std::array<char, kDeltaSidecarSuffixSize> delta_sidecar_suffix_chars(
     const DictionaryHash& dictionary) {
-    static constexpr char kHex[] = "0123456789abcdef";
     std::array<char, kDeltaSidecarSuffixSize> out{};
     char* o = std::copy(kDeltaSidecarInfix.begin(), kDeltaSidecarInfix.end(), out.begin());
-    for (std::size_t i = 0; i < kDeltaSidecarHexDigits / 2; ++i) {
-        *o++ = kHex[dictionary[i] >> 4];
-        *o++ = kHex[dictionary[i] & 15];
-    }
+    hex_into(std::span(dictionary).first<kDeltaSidecarHexDigits / 2>(), o);
     return out;
 }
 

@@ -128,13 +128,18 @@ DictionaryHash Sha256::finish() {
     return h;
 }
 
-std::string hash_hex(const DictionaryHash& h, std::size_t digits) {
+char* hex_into(std::span<const std::uint8_t> bytes, char* out) {
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out(std::min(digits, h.size() * 2) & ~std::size_t{1}, '\0');
-    for (std::size_t i = 0; i < out.size(); i += 2) {
-        out[i] = kHex[h[i / 2] >> 4];
-        out[i + 1] = kHex[h[i / 2] & 15];
+    for (const std::uint8_t b : bytes) {
+        *out++ = kHex[b >> 4];
+        *out++ = kHex[b & 15];
     }
+    return out;
+}
+
+std::string hash_hex(const DictionaryHash& h, std::size_t digits) {
+    std::string out(std::min(digits, h.size() * 2) & ~std::size_t{1}, '\0');
+    hex_into(std::span(h).first(out.size() / 2), out.data());
     return out;
 }
 

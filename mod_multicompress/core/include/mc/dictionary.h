@@ -40,6 +40,9 @@ private:
     void* ctx_;  ///< EVP_MD_CTX
 };
 
+/// Writes `bytes` as lowercase hex (two characters each) at `out`; returns the end.
+char* hex_into(std::span<const std::uint8_t> bytes, char* out);
+
 /// Lowercase hex of the hash (64 characters), for store keys and logs; or of its first
 /// `digits` / 2 bytes (`digits` at most 64, even), for names and tags that hold a prefix.
 std::string hash_hex(const DictionaryHash& h, std::size_t digits = 64);
