@@ -126,7 +126,7 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
     const RequestState* st = request_state(r);
     const mc::DictionaryBytes* dict =
         coding == mc::Coding::kDcz && st != nullptr ? st->dictionary.get() : nullptr;
-    const std::string server = server_identity(r);
+    const std::string_view server = server_identity(r);
     // What the key is made of besides the file's path and version, for the child's memo of
     // keys: a SHA-1 and a printf on every hit cost more than the rest of the lookup.
     std::string what;
@@ -139,11 +139,11 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
     // Bound to the virtual host: an entry is never served for another one (with the same
     // ServerName and port, the servers of a fleet share it).
     const char* identity = apr_psprintf(
-        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s|@%s", r->filename,
+        r->pool, "%s|%" APR_OFF_T_FMT "|%" APR_TIME_T_FMT "|%lu|%lu|%s%s%s|@%.*s", r->filename,
         r->finfo.size, r->finfo.mtime, static_cast<unsigned long>(r->finfo.inode),
         static_cast<unsigned long>(r->finfo.device), mc::coding_token(coding).data(),
         dict != nullptr ? "|" : "", dict != nullptr ? mc::hash_hex(dict->hash).c_str() : "",
-        server.c_str());
+        static_cast<int>(server.size()), server.data());
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     apr_sha1_init(&sha);

@@ -7,7 +7,10 @@
 #include <http_protocol.h>
 #include <util_filter.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <span>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include "mc/dictionary.h"
 #include "mc/hashed_name.h"
+#include "mc/view_hash.h"
 #include "mc/headers.h"
 #include "mc_brigade.h"
 #include "mc_config.h"
@@ -27,7 +31,6 @@
 #include "mc_pool.h"
 #include "mc_request_state.h"
 #include "mc_response.h"
-#include "mc_keys.h"
 #include "mc_shared.h"
 
 APLOG_USE_MODULE(multicompress);
@@ -56,16 +59,12 @@ public:
         const std::string_view match = cfg.dictionary_match;
         const std::string_view dests = cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "";
         const std::string_view id = cfg.dictionary_id != nullptr ? cfg.dictionary_id : "";
-        // '\0' cannot occur in a path or a directive's argument: the parts stay apart.
-        std::string key;
-        if (cfg.dictionary_auto()) {
-            key.reserve(2 + dests.size() + path.size());
-            key.append("A").append(dests).append(1, '\0').append(path);
-        } else {
-            key.reserve(3 + match.size() + dests.size() + id.size());
-            key.append("M").append(match).append(1, '\0').append(dests);
-            key.append(1, '\0').append(id);
-        }
+        // '\0' cannot occur in a path or a directive's argument: the parts stay apart. Made in
+        // r->pool (looked up on every response of a bundle: no malloc).
+        const std::string_view key =
+            cfg.dictionary_auto() ? joined(pool, {"A", dests, std::string_view("\0", 1), path})
+                                  : joined(pool, {"M", match, std::string_view("\0", 1), dests,
+                                                  std::string_view("\0", 1), id});
         {
             const std::lock_guard<std::mutex> lock(mu_);
             if (const auto it = values_.find(key); it != values_.end())
@@ -85,17 +84,28 @@ public:
         if (key.size() > kMaxKey) return copy(formatted, pool);  // a long URL: not kept
         const std::lock_guard<std::mutex> lock(mu_);
         if (values_.size() >= kMax) values_.clear();
-        return copy(values_.emplace(std::move(key), std::move(formatted)).first->second, pool);
+        return copy(values_.emplace(std::string(key), std::move(formatted)).first->second, pool);
     }
 
 private:
+    static std::string_view joined(apr_pool_t* pool,
+                                   std::initializer_list<std::string_view> parts) {
+        std::size_t n = 0;
+        for (const std::string_view p : parts) n += p.size();
+        auto* out = static_cast<char*>(apr_palloc(pool, n));
+        char* at = out;
+        for (const std::string_view p : parts) at = std::copy(p.begin(), p.end(), at);
+        return {out, n};
+    }
+
     static const char* copy(const std::string& v, apr_pool_t* pool) {
         return v.empty() ? nullptr : apr_pstrmemdup(pool, v.data(), v.size());
     }
     static constexpr std::size_t kMax = 1024;
     static constexpr std::size_t kMaxKey = 1024;  // at most about 2 MB held
     std::mutex mu_;
-    std::unordered_map<std::string, std::string> values_;  ///< "": not offered
+    std::unordered_map<std::string, std::string, mc::ViewHash, std::equal_to<>>
+        values_;  ///< "": not offered
 };
 
 OfferValues& offer_values() {
@@ -105,27 +115,33 @@ OfferValues& offer_values() {
 
 // A static file's version, for remembering its hash: only when the response is the file (a
 // script's file is not its response; every distinct body of a handler is its own version).
-std::string file_identity(request_rec* r) {
+// In r->pool; empty when the response is not the file.
+std::string_view file_identity(request_rec* r) {
     // A sidecar or cache hit is the file compressed: the handler checked it before sending.
     if (!sent_encoded(r) && !response_is_the_file(r)) return {};
     // The path, then size, mtime and inode as they are in memory (fixed width, so unambiguous):
     // looked up on every response of the file, and kept only in this child's memory.
-    std::string id;
-    id.reserve(std::strlen(r->filename) + sizeof r->finfo.size + sizeof r->finfo.mtime +
-               sizeof r->finfo.inode);
-    id.append(r->filename);
-    append_raw(id, r->finfo.size);
-    append_raw(id, r->finfo.mtime);
-    append_raw(id, r->finfo.inode);
-    return id;
+    const std::size_t path = std::strlen(r->filename);
+    const std::size_t n =
+        path + sizeof r->finfo.size + sizeof r->finfo.mtime + sizeof r->finfo.inode;
+    auto* id = static_cast<char*>(apr_palloc(r->pool, n));
+    char* out = std::copy_n(r->filename, path, id);
+    const auto raw = [&out](const auto& number) {
+        std::memcpy(out, &number, sizeof number);
+        out += sizeof number;
+    };
+    raw(r->finfo.size);
+    raw(r->finfo.mtime);
+    raw(r->finfo.inode);
+    return {id, n};
 }
 
 void learn(request_rec* r, const mc::DictionaryHash& hash, std::string&& bytes) {
     auto d = std::make_shared<mc::DictionaryBytes>();
     d->hash = hash;
     d->bytes = std::move(bytes);
-    const std::string origin = dictionary_origin(r);
-    if (const std::string file = file_identity(r); !file.empty()) {
+    const std::string_view origin = dictionary_origin(r);
+    if (const std::string_view file = file_identity(r); !file.empty()) {
         child_dictionaries().remember_file(file, hash);
     }
     child_dictionaries().put(d, origin);
@@ -209,7 +225,7 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     if (r->status != HTTP_OK || r->header_only) return nullptr;
     count(mc::metrics::Event::kDictionaryOffered);
     // Known already: nothing to capture.
-    if (const std::string file = file_identity(r); !file.empty()) {
+    if (const std::string_view file = file_identity(r); !file.empty()) {
         if (const auto h = child_dictionaries().file_hash(file);
             h && child_dictionaries().stored_recently(*h, dictionary_origin(r), apr_time_now())) {
             return nullptr;

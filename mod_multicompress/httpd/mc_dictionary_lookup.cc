@@ -5,9 +5,12 @@
 #include <http_log.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "mc/accept_encoding.h"
 #include "mc/headers.h"
+#include "mc/last_parse.h"
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_response.h"
@@ -44,7 +47,10 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     if (named == nullptr || ae == nullptr) return nullptr;
     parse_accept(*st, ae);
     if (st->accept.explicit_weight(mc::Coding::kDcz) <= 0) return nullptr;
-    const auto hash = mc::parse_available_dictionary(named);
+    // A browser names the same dictionary on every request of a page: each thread keeps its last.
+    thread_local mc::LastParse<128, std::optional<mc::DictionaryHash>> t_last;
+    const std::optional<mc::DictionaryHash> hash =
+        t_last.of(named, [](std::string_view v) { return mc::parse_available_dictionary(v); });
     if (!hash) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "malformed Available-Dictionary ignored");
         count(mc::metrics::Event::kDictionaryUnknown);
@@ -54,7 +60,7 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     st->named = *hash;
     // A site dictionary of this virtual host is always held.
     if (SharedDictionary site = site_dictionary(r, *hash)) return site;
-    const std::string origin = dictionary_origin(r);
+    const std::string_view origin = dictionary_origin(r);
     mc::DictionaryCache& cache = child_dictionaries();
     SharedDictionary d = cache.find(*hash, origin);
     if (!d && !cache.missed_lately(*hash, origin, r->request_time)) {
@@ -69,7 +75,7 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
     }
     if (!d) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "dictionary %s not held for %s",
-                      mc::hash_hex(*hash).c_str(), origin.c_str());
+                      mc::hash_hex(*hash).c_str(), std::string(origin).c_str());
         count(mc::metrics::Event::kDictionaryUnknown);
     }
     return d;
@@ -77,8 +83,11 @@ SharedDictionary find_dictionary(request_rec* r, RequestState* st) {
 
 }  // namespace
 
-std::string dictionary_origin(const request_rec* r) {
-    return server_identity(r);
+std::string_view dictionary_origin(request_rec* r) {
+    // Asked by the lookup and again by the learning filter of the same response.
+    RequestState* st = request_state(r, true);
+    if (st->origin.empty()) st->origin = server_identity(r);
+    return st->origin;
 }
 
 void look_up_dictionary(request_rec* r, RequestState* st) {

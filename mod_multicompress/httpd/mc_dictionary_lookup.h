@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "mc/dictionary.h"
 #include "mc_dictionary_store.h"
@@ -25,7 +26,7 @@ std::shared_ptr<const mc::PreparedDictionary> prepared_dictionary(const SharedDi
                                                                   int level);
 
 /// Where a dictionary offered or named by `r` may be used: the virtual host (RFC 9842 §2.1.1 keeps
-/// a dictionary to its origin), never the Host header alone.
-std::string dictionary_origin(const request_rec* r);
+/// a dictionary to its origin), never the Host header alone. Made once per request (in r->pool).
+std::string_view dictionary_origin(request_rec* r);
 
 }  // namespace mc::httpd

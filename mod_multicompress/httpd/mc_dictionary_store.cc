@@ -33,14 +33,14 @@ namespace {
 std::string chunk_key(const mc::DictionaryHash& h, std::uint32_t i) {
     return "mcd1-" + mc::hash_hex(h) + "-" + std::to_string(i);
 }
-std::string head_key(const mc::DictionaryHash& h, const std::string& origin) {
+std::string head_key(const mc::DictionaryHash& h, std::string_view origin) {
     const mc::DictionaryHash o = mc::sha256(std::as_bytes(std::span(origin)));
     return "mcd1-" + mc::hash_hex(h) + "@" + mc::hash_hex(o, 16);
 }
 
 }  // namespace
 
-void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::string& origin,
+void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, std::string_view origin,
                       apr_pool_t* pool) {
     const ServerConf* sc = usable_store(s);
     if (sc == nullptr) return;
@@ -71,7 +71,7 @@ void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::st
 // the bytes (the store is shared and often unauthenticated).
 std::shared_ptr<const mc::DictionaryBytes> fetch_dictionary(request_rec* r,
                                                             const mc::DictionaryHash& h,
-                                                            const std::string& origin,
+                                                            std::string_view origin,
                                                             const SharedDictionary& have) {
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return nullptr;

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "mc/dictionary.h"
 #include "mc/dictionary_cache.h"
@@ -22,12 +23,12 @@ mc::DictionaryCache& child_dictionaries();
 void note_dictionary_memory();
 
 /// Stores `d` for `origin` (chunks, then the head), each entry for 30 days.
-void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, const std::string& origin,
+void store_dictionary(server_rec* s, const mc::DictionaryBytes& d, std::string_view origin,
                       apr_pool_t* pool);
 /// The dictionary `h` if the store says it was offered on `origin`: its head, then (unless `have`
 /// holds the bytes already) its chunks, checked against the hash. A bad entry is logged, counted
 /// and removed; nullptr for it and for a miss.
 SharedDictionary fetch_dictionary(request_rec* r, const mc::DictionaryHash& h,
-                                  const std::string& origin, const SharedDictionary& have);
+                                  std::string_view origin, const SharedDictionary& have);
 
 }  // namespace mc::httpd

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "mc/view_hash.h"
+
 namespace mc::httpd {
 
 // What this child found about a version of a file, by path, device, inode, size, mtime, ctime.
@@ -88,17 +90,9 @@ private:
         std::string heap_;
         std::string_view view_;
     };
-    // Not noexcept: libstdc++ then keeps each node's hash (as for std::hash<std::string>)
-    // instead of hashing node keys again while it walks a bucket.
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const {
-            return std::hash<std::string_view>{}(s);
-        }
-    };
     static constexpr std::size_t kMax = 1024;
     std::mutex mu_;
-    std::unordered_map<std::string, V, Hash, std::equal_to<>> seen_;
+    std::unordered_map<std::string, V, mc::ViewHash, std::equal_to<>> seen_;
 };
 
 }  // namespace mc::httpd

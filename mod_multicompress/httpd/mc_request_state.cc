@@ -4,39 +4,18 @@
 
 #include <http_config.h>
 
-#include <array>
-#include <cstring>
 #include <string_view>
-#include <type_traits>
 
+#include "mc/last_parse.h"
 #include "mc_module.h"
 #include "mc_pool.h"
 
 namespace mc::httpd {
-namespace {
-
-// The last Accept-Encoding value a thread parsed, and its parse (plain arrays and a trivially
-// destructible parse: a thread_local with a destructor would pin the module across a restart).
-struct AcceptMemo {
-    std::array<char, 256> text{};
-    std::size_t len = 0;
-    mc::AcceptEncoding parsed;
-    bool valid = false;
-};
-static_assert(std::is_trivially_destructible_v<AcceptMemo>);
-
-}  // namespace
 
 void parse_accept(RequestState& st, const char* ae) {
     if (st.accept_header == ae) return;
-    thread_local AcceptMemo t_last{};
-    const std::string_view value(ae);
-    if (!t_last.valid || std::string_view(t_last.text.data(), t_last.len) != value) {
-        t_last.parsed = mc::AcceptEncoding::parse(value);
-        t_last.valid = value.size() <= t_last.text.size();
-        t_last.len = value.copy(t_last.text.data(), t_last.text.size());
-    }
-    st.accept = t_last.parsed;
+    thread_local mc::LastParse<256, mc::AcceptEncoding> t_last;
+    st.accept = t_last.of(ae, [](std::string_view v) { return mc::AcceptEncoding::parse(v); });
     st.accept_header = ae;
 }
 

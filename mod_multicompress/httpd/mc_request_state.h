@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "mc/accept_encoding.h"
 #include "mc/coding.h"
@@ -49,6 +50,8 @@ struct RequestState {
     /// a well-formed Available-Dictionary, not a cross-origin no-cors request), held or not: a
     /// delta sidecar made against it needs no bytes of it (mc_sidecar.cc).
     std::optional<mc::DictionaryHash> named;
+    /// The origin a dictionary is used on or offered for (dictionary_origin), in r->pool.
+    std::string_view origin;
     /// Accept-Encoding as parsed (parse_accept), and the header value it parsed: a decision on
     /// the same value (the same pointer in headers_in) reads it instead of parsing again.
     const char* accept_header = nullptr;

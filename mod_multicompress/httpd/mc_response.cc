@@ -6,6 +6,7 @@
 #include <http_config.h>
 
 #include <new>
+#include <span>
 
 #include "mc/dictionary.h"
 #include "mc/headers.h"
@@ -118,10 +119,13 @@ void unset_byte_headers(apr_table_t* t) {
     }
 }
 
-std::string dcz_etag_tag(const request_rec* r, mc::Coding coding) {
+std::string_view dcz_etag_tag(const request_rec* r, mc::Coding coding) {
     const RequestState* st = request_state(r);
     if (coding != mc::Coding::kDcz || st == nullptr || !st->named) return {};
-    return mc::hash_hex(*st->named, mc::kDczEtagTagSize);
+    static_assert(mc::kDczEtagTagSize % 2 == 0, "hex digits of whole bytes");
+    auto* tag = static_cast<char*>(apr_palloc(r->pool, mc::kDczEtagTagSize));  // hex digits
+    const char* end = mc::hex_into(std::span(*st->named).first(mc::kDczEtagTagSize / 2), tag);
+    return {tag, static_cast<std::size_t>(end - tag)};
 }
 
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode) {

@@ -7,6 +7,7 @@
 #include <util_filter.h>
 
 #include <string>
+#include <string_view>
 
 #include "mc/coding.h"
 #include "mc/config.h"
@@ -34,8 +35,8 @@ std::string content_encoding_of(const request_rec* r);
 /// and digests), which a new content coding (or its removal) makes wrong.
 void unset_byte_headers(apr_table_t* t);
 /// For `coding` dcz: the first hex digits of the request's dictionary's hash, which the dcz ETag
-/// carries; "" for every other coding or without a dictionary.
-std::string dcz_etag_tag(const request_rec* r, mc::Coding coding);
+/// carries (in r->pool); "" for every other coding or without a dictionary.
+std::string_view dcz_etag_tag(const request_rec* r, mc::Coding coding);
 /// Applies MultiCompressAlterETag to the response's ETag, once per response (a later call does
 /// nothing). kIdentity escapes a tag that ends in one of our suffixes (see mc::alter_etag).
 void alter_etag(request_rec* r, mc::Coding coding, mc::ETagMode mode);

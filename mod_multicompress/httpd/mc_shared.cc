@@ -2,6 +2,7 @@
 // What may be shared between clients: the response is the file, and whose it is.
 #include "mc_shared.h"
 
+#include <apr_strings.h>
 #include <http_log.h>
 #include <http_protocol.h>
 #include <util_filter.h>
@@ -105,7 +106,7 @@ bool response_is_the_file(request_rec* r) {
     return r->main == nullptr && default_handler_would_send(r) && chain_keeps_body(r);
 }
 
-std::string server_identity(const request_rec* r) {
+std::string_view server_identity(const request_rec* r) {
     const server_rec* s = r->server;
     apr_port_t port = s->port;
     if (port == 0 && s->addrs != nullptr) port = s->addrs->host_port;
@@ -116,14 +117,19 @@ std::string server_identity(const request_rec* r) {
     // the same server: each thread keeps its last one (plain arrays: a thread_local with a
     // destructor would keep the module loaded across a restart).
     thread_local IdentityMemo t_last{};
-    if (t_last.holds(scheme, name, port)) return {t_last.id.data(), t_last.id_len};
+    // Copied into r->pool: a pool allocation, where a std::string of a usual identity (longer
+    // than its inline buffer) would be a malloc and a free.
+    const auto in_pool = [r](std::string_view id) -> std::string_view {
+        return {apr_pstrmemdup(r->pool, id.data(), id.size()), id.size()};
+    };
+    if (t_last.holds(scheme, name, port)) return in_pool({t_last.id.data(), t_last.id_len});
     std::string id;
     id.reserve(scheme.size() + name.size() + 9);
     id.append(scheme).append("://");
     id.append(mc::lowercase(name));
     append_decimal(id, ':', port);
     t_last.keep(scheme, name, port, id);
-    return id;
+    return in_pool(id);
 }
 
 }  // namespace mc::httpd

@@ -7,6 +7,7 @@
 #include <httpd.h>
 
 #include <string>
+#include <string_view>
 
 namespace mc::httpd {
 
@@ -30,6 +31,7 @@ bool response_is_the_file(request_rec* r);
 /// ServerName, else of the <VirtualHost> address, else the one the connection came in on). A
 /// fleet of servers behind one name (the same ServerName, with its port) shares it; the Host
 /// header alone never changes it.
-std::string server_identity(const request_rec* r);
+/// In r->pool.
+std::string_view server_identity(const request_rec* r);
 
 }  // namespace mc::httpd

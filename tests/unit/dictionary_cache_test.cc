@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -32,6 +33,11 @@ TEST(DictionaryCache, UsedOnlyOnTheOriginsItWasOfferedOn) {
     c.put(d, kA);
     EXPECT_EQ(c.find(d->hash, kA), d);
     EXPECT_EQ(c.find(d->hash, kB), nullptr);
+    // An origin is compared whole, by its bytes: not a prefix of a kept one, nor one longer.
+    const std::string with_path = kA + "/x";
+    EXPECT_EQ(c.find(d->hash, std::string_view(with_path).substr(0, kA.size())), d);
+    EXPECT_EQ(c.find(d->hash, std::string_view(kA).substr(0, kA.size() - 1)), nullptr);
+    EXPECT_EQ(c.find(d->hash, with_path), nullptr);
     EXPECT_EQ(c.find(d->hash), d);  // the bytes, whatever the origin
     c.put(dict(1000, 'a'), kB);     // the same bytes offered again elsewhere: one copy kept
     EXPECT_EQ(c.find(d->hash, kB), d);
@@ -112,6 +118,12 @@ TEST(DictionaryCache, FileHashes) {
     EXPECT_FALSE(c.file_hash("/srv/a.js|10|1|2"));
     c.remember_file("/srv/a.js|10|1|2", d->hash);
     EXPECT_EQ(c.file_hash("/srv/a.js|10|1|2"), d->hash);
+    // Looked up by a view of any buffer; a file learned again keeps its newest hash.
+    const std::string longer = "/srv/a.js|10|1|2|more";
+    EXPECT_EQ(c.file_hash(std::string_view(longer).substr(0, 16)), d->hash);
+    const auto e = dict(11, 'g');
+    c.remember_file("/srv/a.js|10|1|2", e->hash);
+    EXPECT_EQ(c.file_hash("/srv/a.js|10|1|2"), e->hash);
     for (std::size_t i = 0; i < DictionaryCache::kMaxFiles; ++i) {
         c.remember_file("/f" + std::to_string(i), d->hash);
     }

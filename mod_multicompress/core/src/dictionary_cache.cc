@@ -6,21 +6,22 @@
 
 namespace mc {
 
-std::string DictionaryCache::key_of(const DictionaryHash& h) {
-    return {reinterpret_cast<const char*>(h.data()), h.size()};
+std::string DictionaryCache::miss_key(const DictionaryHash& h, std::string_view origin) {
+    std::string key(reinterpret_cast<const char*>(h.data()), h.size());
+    return key.append(origin);
 }
 
 DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h) {
     const std::lock_guard<std::mutex> lock(mu_);
-    const auto it = map_.find(key_of(h));
+    const auto it = map_.find(h);
     if (it == map_.end()) return nullptr;
     it->second.used = ++clock_;
     return it->second.bytes;
 }
 
-DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h, const std::string& origin) {
+DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h, std::string_view origin) {
     const std::lock_guard<std::mutex> lock(mu_);
-    const auto it = map_.find(key_of(h));
+    const auto it = map_.find(h);
     if (it == map_.end() || !it->second.origins.contains(origin)) return nullptr;
     it->second.used = ++clock_;
     return it->second.bytes;
@@ -28,7 +29,7 @@ DictionaryCache::Shared DictionaryCache::find(const DictionaryHash& h, const std
 
 // The entry for `d`, made (and its bytes counted) when new; the caller holds the lock.
 DictionaryCache::Entry& DictionaryCache::entry_for(const Shared& d) {
-    Entry& e = map_[key_of(d->hash)];
+    Entry& e = map_[d->hash];
     if (!e.bytes) {
         e.bytes = d;
         total_ += d->bytes.size();
@@ -37,43 +38,44 @@ DictionaryCache::Entry& DictionaryCache::entry_for(const Shared& d) {
     return e;
 }
 
-void DictionaryCache::put(const Shared& d, const std::string& origin) {
+void DictionaryCache::put(const Shared& d, std::string_view origin) {
     const std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entry_for(d);
-    e.origins.emplace(origin, 0);
-    misses_.erase(key_of(d->hash) + origin);
+    if (!e.origins.contains(origin)) e.origins.emplace(std::string(origin), 0);
+    misses_.erase(miss_key(d->hash, origin));
     evict();
 }
 
-bool DictionaryCache::missed_lately(const DictionaryHash& h, const std::string& origin,
+bool DictionaryCache::missed_lately(const DictionaryHash& h, std::string_view origin,
                                     MicroTime now) {
+    const std::string key = miss_key(h, origin);
     const std::lock_guard<std::mutex> lock(mu_);
-    const auto it = misses_.find(key_of(h) + origin);
+    const auto it = misses_.find(key);
     return it != misses_.end() && now - it->second < kMissMemory;
 }
 
-void DictionaryCache::note_miss(const DictionaryHash& h, const std::string& origin, MicroTime now) {
+void DictionaryCache::note_miss(const DictionaryHash& h, std::string_view origin, MicroTime now) {
+    std::string key = miss_key(h, origin);
     const std::lock_guard<std::mutex> lock(mu_);
     if (misses_.size() >= kMaxMisses) misses_.clear();
-    misses_[key_of(h) + origin] = now;
+    misses_[std::move(key)] = now;
 }
 
-MicroTime* DictionaryCache::stored_at(const DictionaryHash& h, const std::string& origin) {
-    const auto it = map_.find(key_of(h));
+MicroTime* DictionaryCache::stored_at(const DictionaryHash& h, std::string_view origin) {
+    const auto it = map_.find(h);
     if (it == map_.end()) return nullptr;
     const auto o = it->second.origins.find(origin);
     return o == it->second.origins.end() ? nullptr : &o->second;
 }
 
-bool DictionaryCache::stored_recently(const DictionaryHash& h, const std::string& origin,
+bool DictionaryCache::stored_recently(const DictionaryHash& h, std::string_view origin,
                                       MicroTime now) {
     const std::lock_guard<std::mutex> lock(mu_);
     const MicroTime* stored = stored_at(h, origin);
     return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
 }
 
-bool DictionaryCache::claim_store(const DictionaryHash& h, const std::string& origin,
-                                  MicroTime now) {
+bool DictionaryCache::claim_store(const DictionaryHash& h, std::string_view origin, MicroTime now) {
     const std::lock_guard<std::mutex> lock(mu_);
     MicroTime* stored = stored_at(h, origin);
     if (stored == nullptr || (*stored != 0 && now - *stored < kRestoreAfter)) return false;
@@ -84,7 +86,7 @@ bool DictionaryCache::claim_store(const DictionaryHash& h, const std::string& or
 std::shared_ptr<const PreparedDictionary> DictionaryCache::prepared(const Shared& d, int level) {
     {
         const std::lock_guard<std::mutex> lock(mu_);
-        const auto it = map_.find(key_of(d->hash));
+        const auto it = map_.find(d->hash);
         if (it != map_.end()) {
             it->second.used = ++clock_;
             if (const auto p = it->second.prepared.find(level); p != it->second.prepared.end())
@@ -104,17 +106,21 @@ std::shared_ptr<const PreparedDictionary> DictionaryCache::prepared(const Shared
     return p;
 }
 
-std::optional<DictionaryHash> DictionaryCache::file_hash(const std::string& file) {
+std::optional<DictionaryHash> DictionaryCache::file_hash(std::string_view file) {
     const std::lock_guard<std::mutex> lock(mu_);
     const auto it = files_.find(file);
     if (it == files_.end()) return std::nullopt;
     return it->second;
 }
 
-void DictionaryCache::remember_file(const std::string& file, const DictionaryHash& h) {
+void DictionaryCache::remember_file(std::string_view file, const DictionaryHash& h) {
     const std::lock_guard<std::mutex> lock(mu_);
     if (files_.size() >= kMaxFiles) files_.clear();
-    files_[file] = h;
+    if (const auto it = files_.find(file); it != files_.end()) {
+        it->second = h;
+    } else {
+        files_.emplace(std::string(file), h);
+    }
 }
 
 std::size_t DictionaryCache::footprint() const {

@@ -88,11 +88,13 @@ std::string alter_etag(std::string_view etag, Coding c, ETagMode mode, std::stri
     std::string_view opaque;
     bool weak = false;
     if (!opaque_of(etag, opaque, weak)) return std::string(etag);
-    std::string suffix;
+    std::string_view suffix;
+    std::string_view tag;  // dcz: the dictionary's
     if (c == Coding::kDcz) {
         // Without a well-formed dictionary tag there is no tag for this representation.
         if (!is_dcz_tag(dcz_tag)) return "";
-        suffix = std::string(kDczSuffix) + std::string(dcz_tag);
+        suffix = kDczSuffix;
+        tag = dcz_tag;
     } else if (c != Coding::kIdentity) {
         suffix = kSuffixes[static_cast<std::size_t>(index(c) - 1)];
     } else if (suffix_of(opaque).size != 0) {
@@ -100,9 +102,9 @@ std::string alter_etag(std::string_view etag, Coding c, ETagMode mode, std::stri
     } else {
         return std::string(etag);
     }
-    std::string out(etag.substr(0, etag.size() - 1));
-    out += suffix;
-    out += '"';
+    std::string out;
+    out.reserve(etag.size() + suffix.size() + tag.size());
+    out.append(etag.substr(0, etag.size() - 1)).append(suffix).append(tag) += '"';
     return out;
 }
 

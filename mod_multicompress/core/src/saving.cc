@@ -38,7 +38,7 @@ SavingMemory::SavingMemory(std::size_t capacity)
       shards_(std::make_unique<Shard[]>(kShards)) {}
 
 SavingMemory::Shard& SavingMemory::shard_of(std::string_view key) const {
-    return shards_[KeyHash{}(key) % kShards];
+    return shards_[ViewHash{}(key) % kShards];
 }
 
 void SavingMemory::remember(std::string_view key, int saving, Clock::time_point expires) {

@@ -7,14 +7,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "mc/dictionary.h"
+#include "mc/view_hash.h"
 
 namespace mc {
 
@@ -44,27 +47,27 @@ public:
     /// head for a new origin).
     Shared find(const DictionaryHash& h);
     /// The bytes of `h` if they may be used on `origin` here.
-    Shared find(const DictionaryHash& h, const std::string& origin);
+    Shared find(const DictionaryHash& h, std::string_view origin);
     /// Keeps `d` and that it may be used on `origin`; forgets a miss noted for them.
-    void put(const Shared& d, const std::string& origin);
+    void put(const Shared& d, std::string_view origin);
 
     /// Whether the store lately had no dictionary `h` for `origin`.
-    bool missed_lately(const DictionaryHash& h, const std::string& origin, MicroTime now);
-    void note_miss(const DictionaryHash& h, const std::string& origin, MicroTime now);
+    bool missed_lately(const DictionaryHash& h, std::string_view origin, MicroTime now);
+    void note_miss(const DictionaryHash& h, std::string_view origin, MicroTime now);
 
     /// Whether this process holds `h` for `origin` and stored it lately.
-    bool stored_recently(const DictionaryHash& h, const std::string& origin, MicroTime now);
+    bool stored_recently(const DictionaryHash& h, std::string_view origin, MicroTime now);
     /// Whether the caller is to store `h` for `origin` now (held, not stored lately); if so,
     /// notes that it is.
-    bool claim_store(const DictionaryHash& h, const std::string& origin, MicroTime now);
+    bool claim_store(const DictionaryHash& h, std::string_view origin, MicroTime now);
 
     /// `d` prepared for zstd at `level`, made on first use (outside the lock) and kept with the
     /// bytes; nullptr when libzstd cannot prepare it.
     std::shared_ptr<const PreparedDictionary> prepared(const Shared& d, int level);
 
     /// The hash learned for a version of a static file (`file` names path, size, mtime, inode).
-    std::optional<DictionaryHash> file_hash(const std::string& file);
-    void remember_file(const std::string& file, const DictionaryHash& h);
+    std::optional<DictionaryHash> file_hash(std::string_view file);
+    void remember_file(std::string_view file, const DictionaryHash& h);
 
     /// Memory held: bytes and prepared tables of the dictionaries kept.
     std::size_t footprint() const;
@@ -74,20 +77,30 @@ private:
     struct Entry {
         Shared bytes;
         std::map<int, std::shared_ptr<const PreparedDictionary>> prepared;
-        std::map<std::string, MicroTime> origins;  ///< where it may be used: when stored (0: not)
+        /// Where it may be used: when stored (0: not). Looked up by a view, without a copy.
+        std::map<std::string, MicroTime, std::less<>> origins;
         std::uint64_t used = 0;
     };
+    // Keys looked up on every response that names or offers a dictionary: by the hash's own
+    // bytes, and files by a view, so a lookup allocates nothing. std::hash of the bytes, as for
+    // the strings these keys were (a client names any hash it likes).
+    struct BytesHash : ViewHash {
+        using ViewHash::operator();
+        std::size_t operator()(const DictionaryHash& h) const {
+            return (*this)(std::string_view(reinterpret_cast<const char*>(h.data()), h.size()));
+        }
+    };
 
-    static std::string key_of(const DictionaryHash& h);
-    MicroTime* stored_at(const DictionaryHash& h, const std::string& origin);
+    static std::string miss_key(const DictionaryHash& h, std::string_view origin);
+    MicroTime* stored_at(const DictionaryHash& h, std::string_view origin);
     static std::size_t footprint_of(const Entry& e);
     Entry& entry_for(const Shared& d);
     void evict();
 
     const std::size_t budget_;
     mutable std::mutex mu_;
-    std::unordered_map<std::string, Entry> map_;
-    std::unordered_map<std::string, DictionaryHash> files_;
+    std::unordered_map<DictionaryHash, Entry, BytesHash> map_;
+    std::unordered_map<std::string, DictionaryHash, ViewHash, std::equal_to<>> files_;
     std::unordered_map<std::string, MicroTime> misses_;  ///< hash + origin: when
     std::size_t total_ = 0;
     std::uint64_t clock_ = 0;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "mc/status.h"
+#include "mc/view_hash.h"
 
 struct ZSTD_CCtx_s;
 
@@ -81,16 +82,9 @@ private:
         int saving;
         Clock::time_point expires;
     };
-    /// Looks a key up without making a std::string of it.
-    struct KeyHash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view k) const noexcept {
-            return std::hash<std::string_view>{}(k);
-        }
-    };
     struct Shard {
         mutable std::mutex mu;
-        std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> entries;
+        std::unordered_map<std::string, Entry, ViewHash, std::equal_to<>> entries;  // by a view
     };
     Shard& shard_of(std::string_view key) const;
 
