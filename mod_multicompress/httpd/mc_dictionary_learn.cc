@@ -19,8 +19,8 @@
 
 #include "mc/dictionary.h"
 #include "mc/hashed_name.h"
-#include "mc/view_hash.h"
 #include "mc/headers.h"
+#include "mc/view_hash.h"
 #include "mc_brigade.h"
 #include "mc_config.h"
 #include "mc_counters.h"

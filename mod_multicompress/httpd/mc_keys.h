@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Keys of the per-child memos (savings, a file's dictionary hash) and the origin string: built on
-// every response, so without printf and without temporaries.
+// Keys of the per-child memos (savings) and the origin string: built on every response, so
+// without printf and without temporaries.
 #pragma once
 
 #include <charconv>
