@@ -126,7 +126,7 @@ void rewrite_if_none_match(request_rec* r, RequestState* st, mc::CodingSet possi
     view.env_gzip_only_text_html = false;
     // A deploy-time delta answers with dcz whether or not the dictionary is held.
     if (!view.dictionary_available && st->named && cfg.static_on() &&
-        delta_sidecar_there(r, *st->named).path != nullptr) {
+        delta_sidecar_there(r, *st).path != nullptr) {
         view.dictionary_available = true;
     }
     const mc::Coding likely = mc::decide(view, cfg, possible).coding;

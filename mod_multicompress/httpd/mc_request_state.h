@@ -27,6 +27,14 @@ struct HandlerPlan {
     const char* cache_key = nullptr;  ///< set on a cache miss with a usable store (in r->pool)
 };
 
+/// The deploy-time delta sidecar of FILE against the dictionary a request names, where it is
+/// (mc_sidecar.cc, delta_sidecar_there); path null when there is none.
+struct DeltaSidecarPath {
+    const char* path = nullptr;
+    const char* suffix = nullptr;
+    bool sent_before = false;  ///< this child sent it for this version of FILE (no lstat made)
+};
+
 /// Per-request state kept in r->request_config, made by the insert_filter hook that prepares the
 /// request (mc_prepare.cc) and destroyed with r->pool.
 struct RequestState {
@@ -50,6 +58,8 @@ struct RequestState {
     /// a well-formed Available-Dictionary, not a cross-origin no-cors request), held or not: a
     /// delta sidecar made against it needs no bytes of it (mc_sidecar.cc).
     std::optional<mc::DictionaryHash> named;
+    /// Where the delta sidecar against `named` is, once looked for (delta_sidecar_there).
+    std::optional<DeltaSidecarPath> delta;
     /// The origin a dictionary is used on or offered for (dictionary_origin), in r->pool.
     std::string_view origin;
     /// Accept-Encoding as parsed (parse_accept), and the header value it parsed: a decision on

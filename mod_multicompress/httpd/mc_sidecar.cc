@@ -248,6 +248,24 @@ bool refuse(request_rec* r, Sidecar& side, const char* why) {
     return false;
 }
 
+// FILE's delta sidecar against `named`, if there (presence).
+DeltaSidecarPath find_delta_path(request_rec* r, const mc::DictionaryHash& named) {
+    // FILE + ".dcz-HEX16", made in one allocation: the suffix is the path's tail.
+    const auto suffix = mc::delta_sidecar_suffix_chars(named);
+    const std::size_t n = std::strlen(r->filename);
+    auto* path = static_cast<char*>(apr_palloc(r->pool, n + suffix.size() + 1));
+    std::memcpy(path, r->filename, n);
+    std::memcpy(path + n, suffix.data(), suffix.size());
+    path[n + suffix.size()] = '\0';
+    const Presence there = presence(r, path);
+    if (there == Presence::kAbsent) return {};
+    DeltaSidecarPath out;
+    out.sent_before = there == Presence::kSent;
+    out.path = path;
+    out.suffix = path + n;
+    return out;
+}
+
 }  // namespace
 
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
@@ -263,21 +281,9 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
     return true;
 }
 
-DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named) {
-    // FILE + ".dcz-HEX16", made in one allocation: the suffix is the path's tail.
-    const auto suffix = mc::delta_sidecar_suffix_chars(named);
-    const std::size_t n = std::strlen(r->filename);
-    auto* path = static_cast<char*>(apr_palloc(r->pool, n + suffix.size() + 1));
-    std::memcpy(path, r->filename, n);
-    std::memcpy(path + n, suffix.data(), suffix.size());
-    path[n + suffix.size()] = '\0';
-    const Presence there = presence(r, path);
-    if (there == Presence::kAbsent) return {};
-    DeltaSidecarPath out;
-    out.sent_before = there == Presence::kSent;
-    out.path = path;
-    out.suffix = path + n;
-    return out;
+const DeltaSidecarPath& delta_sidecar_there(request_rec* r, RequestState& st) {
+    if (!st.delta) st.delta = find_delta_path(r, *st.named);
+    return *st.delta;
 }
 
 bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,

@@ -8,6 +8,7 @@
 
 #include "mc/coding.h"
 #include "mc/dictionary.h"
+#include "mc_request_state.h"
 
 namespace mc::httpd {
 
@@ -31,14 +32,10 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
 
 /// Where a delta sidecar against `named` would be: `path` is FILE + `.dcz-HEX16` (in r->pool),
 /// `suffix` its tail; both nullptr when no such file is there at all.
-struct DeltaSidecarPath {
-    const char* path = nullptr;
-    const char* suffix = nullptr;
-    bool sent_before = false;  ///< this child sent it for this version of FILE (no lstat made)
-};
 /// One lstat, none when this child sent it for this version of FILE before; find_delta_sidecar
-/// checks.
-DeltaSidecarPath delta_sidecar_there(request_rec* r, const mc::DictionaryHash& named);
+/// checks. Looked for once per request (kept in `st`: a conditional request asks before the
+/// handler does). Needs st.named.
+const DeltaSidecarPath& delta_sidecar_there(request_rec* r, RequestState& st);
 
 /// The delta sidecar made at deploy time against the dictionary the request names (`there`
 /// from delta_sidecar_there, a whole dcz body): the same checks as every sidecar, and its dcz

@@ -145,7 +145,7 @@ int serve(request_rec* r) {
     // A deploy-time delta against the dictionary the request names is a dcz answer even when
     // this server does not hold that dictionary's bytes.
     const DeltaSidecarPath delta =
-        cfg.static_on() && st->named ? delta_sidecar_there(r, *st->named) : DeltaSidecarPath{};
+        cfg.static_on() && st->named ? delta_sidecar_there(r, *st) : DeltaSidecarPath{};
     if (delta.path != nullptr) view.dictionary_available = true;
     // The handler's plan: the coding it looks a sidecar or entry up for. The filter decides for
     // the live response from its final headers and fills the entry only for this coding.
