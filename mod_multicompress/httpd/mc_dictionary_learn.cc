@@ -225,11 +225,10 @@ LearnCtx* start_learning(ap_filter_t* f, apr_bucket_brigade* bb) {
     if (r->status != HTTP_OK || r->header_only) return nullptr;
     count(mc::metrics::Event::kDictionaryOffered);
     // Known already: nothing to capture.
-    if (const std::string_view file = file_identity(r); !file.empty()) {
-        if (const auto h = child_dictionaries().file_hash(file);
-            h && child_dictionaries().stored_recently(*h, dictionary_origin(r), apr_time_now())) {
-            return nullptr;
-        }
+    if (const std::string_view file = file_identity(r);
+        !file.empty() &&
+        child_dictionaries().file_stored_recently(file, dictionary_origin(r), apr_time_now())) {
+        return nullptr;
     }
     if (encoded) {
         learn_from_file(r, max);

@@ -130,4 +130,20 @@ TEST(DictionaryCache, FileHashes) {
     EXPECT_FALSE(c.file_hash("/srv/a.js|10|1|2"));  // bounded: started over
 }
 
+TEST(DictionaryCache, FileStoredRecentlyNeedsTheFileTheBytesAndAStoreForTheOrigin) {
+    DictionaryCache c;
+    const auto d = dict(10, 'k');
+    const std::string file = "/srv/k.js|10|1|2";
+    EXPECT_FALSE(c.file_stored_recently(file, kA, kNow));  // not learned
+    c.remember_file(file, d->hash);
+    EXPECT_FALSE(c.file_stored_recently(file, kA, kNow));  // bytes not held
+    c.put(d, kA);
+    EXPECT_FALSE(c.file_stored_recently(file, kA, kNow));  // held, not stored
+    ASSERT_TRUE(c.claim_store(d->hash, kA, kNow));
+    EXPECT_TRUE(c.file_stored_recently(file, kA, kNow + 1));
+    EXPECT_FALSE(c.file_stored_recently(file, kB, kNow + 1));                // another origin
+    EXPECT_FALSE(c.file_stored_recently("/srv/k.js|10|1|3", kA, kNow + 1));  // another version
+    EXPECT_FALSE(c.file_stored_recently(file, kA, kNow + DictionaryCache::kRestoreAfter));
+}
+
 }  // namespace

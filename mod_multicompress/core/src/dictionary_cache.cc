@@ -61,6 +61,10 @@ void DictionaryCache::note_miss(const DictionaryHash& h, std::string_view origin
     misses_[std::move(key)] = now;
 }
 
+bool DictionaryCache::recently(const MicroTime* stored, MicroTime now) {
+    return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
+}
+
 MicroTime* DictionaryCache::stored_at(const DictionaryHash& h, std::string_view origin) {
     const auto it = map_.find(h);
     if (it == map_.end()) return nullptr;
@@ -71,14 +75,20 @@ MicroTime* DictionaryCache::stored_at(const DictionaryHash& h, std::string_view 
 bool DictionaryCache::stored_recently(const DictionaryHash& h, std::string_view origin,
                                       MicroTime now) {
     const std::lock_guard<std::mutex> lock(mu_);
-    const MicroTime* stored = stored_at(h, origin);
-    return stored != nullptr && *stored != 0 && now - *stored < kRestoreAfter;
+    return recently(stored_at(h, origin), now);
+}
+
+bool DictionaryCache::file_stored_recently(std::string_view file, std::string_view origin,
+                                           MicroTime now) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = files_.find(file);
+    return it != files_.end() && recently(stored_at(it->second, origin), now);
 }
 
 bool DictionaryCache::claim_store(const DictionaryHash& h, std::string_view origin, MicroTime now) {
     const std::lock_guard<std::mutex> lock(mu_);
     MicroTime* stored = stored_at(h, origin);
-    if (stored == nullptr || (*stored != 0 && now - *stored < kRestoreAfter)) return false;
+    if (stored == nullptr || recently(stored, now)) return false;
     *stored = now;
     return true;
 }

@@ -68,6 +68,9 @@ public:
     /// The hash learned for a version of a static file (`file` names path, size, mtime, inode).
     std::optional<DictionaryHash> file_hash(std::string_view file);
     void remember_file(std::string_view file, const DictionaryHash& h);
+    /// Whether this process learned `file` and holds and lately stored its hash for `origin`
+    /// (file_hash, then stored_recently, under one lock: asked on every response of a file).
+    bool file_stored_recently(std::string_view file, std::string_view origin, MicroTime now);
 
     /// Memory held: bytes and prepared tables of the dictionaries kept.
     std::size_t footprint() const;
@@ -93,6 +96,8 @@ private:
 
     static std::string miss_key(const DictionaryHash& h, std::string_view origin);
     MicroTime* stored_at(const DictionaryHash& h, std::string_view origin);
+    /// Whether `stored` (from stored_at) says stored lately.
+    static bool recently(const MicroTime* stored, MicroTime now);
     static std::size_t footprint_of(const Entry& e);
     Entry& entry_for(const Shared& d);
     void evict();
