@@ -8,6 +8,7 @@
 #include <util_filter.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -20,6 +21,7 @@
 #include "mc/dictionary.h"
 #include "mc/hashed_name.h"
 #include "mc/headers.h"
+#include "mc/last_parse.h"
 #include "mc/view_hash.h"
 #include "mc_brigade.h"
 #include "mc_config.h"
@@ -65,6 +67,45 @@ public:
             cfg.dictionary_auto() ? joined(pool, {"A", dests, std::string_view("\0", 1), path})
                                   : joined(pool, {"M", match, std::string_view("\0", 1), dests,
                                                   std::string_view("\0", 1), id});
+        // A bundle's responses come one after another: each thread keeps its last value too,
+        // without the child's lock.
+        thread_local mc::LastParse<kMaxThreadKey, ThreadValue> t_last;
+        const char* fresh = nullptr;
+        bool asked = false;
+        const ThreadValue& kept = t_last.of(key, [&](std::string_view k) {
+            fresh = look_up(cfg, path, k, pool);
+            asked = true;
+            return ThreadValue::of(fresh);
+        });
+        if (asked) return fresh;
+        if (kept.fits)
+            return kept.len == 0 ? nullptr : apr_pstrmemdup(pool, kept.text.data(), kept.len);
+        return look_up(cfg, path, key, pool);
+    }
+
+private:
+    // A value as a thread keeps it: plain arrays (see mc/last_parse.h); a longer one is looked
+    // up in the child's map every time.
+    struct ThreadValue {
+        std::array<char, 256> text{};
+        std::size_t len = 0;  ///< 0: not offered
+        bool fits = false;
+        static ThreadValue of(const char* v) {
+            ThreadValue t;
+            const std::string_view s = v != nullptr ? v : "";
+            t.fits = s.size() <= t.text.size();
+            if (t.fits) t.len = s.copy(t.text.data(), t.text.size());
+            return t;
+        }
+    };
+    static constexpr std::size_t kMaxThreadKey = 512;
+
+    // The child's value for `key` (made of cfg and path), formatted on its first use.
+    const char* look_up(const mc::Config& cfg, std::string_view path, std::string_view key,
+                        apr_pool_t* pool) {
+        const std::string_view match = cfg.dictionary_match;
+        const std::string_view dests = cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "";
+        const std::string_view id = cfg.dictionary_id != nullptr ? cfg.dictionary_id : "";
         {
             const std::lock_guard<std::mutex> lock(mu_);
             if (const auto it = values_.find(key); it != values_.end())
@@ -87,7 +128,6 @@ public:
         return copy(values_.emplace(std::string(key), std::move(formatted)).first->second, pool);
     }
 
-private:
     static std::string_view joined(apr_pool_t* pool,
                                    std::initializer_list<std::string_view> parts) {
         std::size_t n = 0;
