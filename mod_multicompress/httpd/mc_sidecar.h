@@ -30,11 +30,11 @@ struct Sidecar {
 /// at trace1; an unreadable or undecodable one is warned about once per version of the file.
 bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& out);
 
-/// Where a delta sidecar against `named` would be: `path` is FILE + `.dcz-HEX16` (in r->pool),
-/// `suffix` its tail; both nullptr when no such file is there at all.
-/// One lstat, none when this child sent it for this version of FILE before; find_delta_sidecar
-/// checks. Looked for once per request (kept in `st`: a conditional request asks before the
-/// handler does). Needs st.named.
+/// Where the delta sidecar against the dictionary the request names (st.named, which must be
+/// set) would be: `path` is FILE + `.dcz-HEX16` (in r->pool), `suffix` its tail; both nullptr
+/// when no such file is there at all. One lstat, none when this child sent it for this version
+/// of FILE before; find_delta_sidecar checks. Looked for once per request (kept in `st`: a
+/// conditional request asks before the handler does).
 const DeltaSidecarPath& delta_sidecar_there(request_rec* r, RequestState& st);
 
 /// The delta sidecar made at deploy time against the dictionary the request names (`there`
