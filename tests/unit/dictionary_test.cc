@@ -82,18 +82,18 @@ TEST(Dictionary, AvailableDictionaryMalformedIsIgnored) {
     const std::string ok = b64(h);
     for (const std::string& bad : {
              std::string(),
-             ok,                                 // no colons
-             ":" + ok,                           // unterminated
-             ":" + ok + ": x",                   // trailing garbage
-             ":" + ok + ":, :" + ok + ":",       // a list: two fields joined
-             ":" + ok.substr(0, 40) + ":",       // too short (30 bytes)
-             ":" + ok + "AAAA:",                 // too long
-             ":" + ok.substr(0, 42) + "!=:",     // not base64
-             ":" + ok.substr(0, 42) + "-=:",     // base64url, not base64
-             ":" + ok.substr(0, 42) + "_=:",     // the same
-             ":" + ok.substr(0, 42) + "\xc3=:",  // not ASCII
-             ":" + ok.substr(0, 42) + "B=:",     // non-zero bits past the 32 bytes
-             "\"" + ok + "\"",                   // a string, not bytes
+             ok,                                                           // no colons
+             ":" + ok,                                                     // unterminated
+             ":" + ok + ": x",                                             // trailing garbage
+             std::string(":").append(ok).append(":, :").append(ok) + ":",  // two fields joined
+             ":" + ok.substr(0, 40) + ":",                                 // too short (30 bytes)
+             ":" + ok + "AAAA:",                                           // too long
+             ":" + ok.substr(0, 42) + "!=:",                               // not base64
+             ":" + ok.substr(0, 42) + "-=:",                               // base64url, not base64
+             ":" + ok.substr(0, 42) + "_=:",                               // the same
+             ":" + ok.substr(0, 42) + "\xc3=:",                            // not ASCII
+             ":" + ok.substr(0, 42) + "B=:",  // non-zero bits past the 32 bytes
+             "\"" + ok + "\"",                // a string, not bytes
          }) {
         EXPECT_FALSE(mc::parse_available_dictionary(bad)) << bad;
     }
