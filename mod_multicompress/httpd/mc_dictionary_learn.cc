@@ -30,6 +30,7 @@
 #include "mc_dictionary_store.h"
 #include "mc_log.h"
 #include "mc_lookahead.h"
+#include "mc_keys.h"
 #include "mc_pool.h"
 #include "mc_request_state.h"
 #include "mc_response.h"
@@ -58,32 +59,39 @@ public:
     /// The value for `cfg` at `path`, in `pool`; nullptr when `auto` finds no content hash.
     const char* value(const mc::Config& cfg, std::string_view path, apr_pool_t* pool) {
         if (cfg.dictionary_match == nullptr) return nullptr;
-        const std::string_view match = cfg.dictionary_match;
-        const std::string_view dests = cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "";
-        const std::string_view id = cfg.dictionary_id != nullptr ? cfg.dictionary_id : "";
+        const Parts parts{cfg.dictionary_auto(), cfg.dictionary_match,
+                          cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "",
+                          cfg.dictionary_id != nullptr ? cfg.dictionary_id : ""};
+        const auto& [is_auto, match, dests, id] = parts;
         // '\0' cannot occur in a path or a directive's argument: the parts stay apart. Made in
         // r->pool (looked up on every response of a bundle: no malloc).
         const std::string_view key =
-            cfg.dictionary_auto() ? joined(pool, {"A", dests, std::string_view("\0", 1), path})
-                                  : joined(pool, {"M", match, std::string_view("\0", 1), dests,
-                                                  std::string_view("\0", 1), id});
+            is_auto ? joined(pool, {"A", dests, std::string_view("\0", 1), path})
+                    : joined(pool, {"M", match, std::string_view("\0", 1), dests,
+                                    std::string_view("\0", 1), id});
         // A bundle's responses come one after another: each thread keeps its last value too,
         // without the child's lock.
         thread_local mc::LastParse<kMaxThreadKey, ThreadValue> t_last;
         const char* fresh = nullptr;
         bool asked = false;
         const ThreadValue& kept = t_last.of(key, [&](std::string_view k) {
-            fresh = look_up(cfg, path, k, pool);
+            fresh = look_up(parts, path, k, pool);
             asked = true;
             return ThreadValue::of(fresh);
         });
         if (asked) return fresh;
         if (kept.fits)
             return kept.len == 0 ? nullptr : apr_pstrmemdup(pool, kept.text.data(), kept.len);
-        return look_up(cfg, path, key, pool);
+        return look_up(parts, path, key, pool);
     }
 
 private:
+    // What an offer is made of (the directive's arguments; for `auto`, also the URL's path).
+    struct Parts {
+        bool is_auto;
+        std::string_view match, dests, id;
+    };
+
     // A value as a thread keeps it: plain arrays (see mc/last_parse.h); a longer one is looked
     // up in the child's map every time.
     struct ThreadValue {
@@ -100,19 +108,17 @@ private:
     };
     static constexpr std::size_t kMaxThreadKey = 512;
 
-    // The child's value for `key` (made of cfg and path), formatted on its first use.
-    const char* look_up(const mc::Config& cfg, std::string_view path, std::string_view key,
+    // The child's value for `key` (made of `parts` and `path`), formatted on its first use.
+    const char* look_up(const Parts& parts, std::string_view path, std::string_view key,
                         apr_pool_t* pool) {
-        const std::string_view match = cfg.dictionary_match;
-        const std::string_view dests = cfg.dictionary_dests != nullptr ? cfg.dictionary_dests : "";
-        const std::string_view id = cfg.dictionary_id != nullptr ? cfg.dictionary_id : "";
+        const auto& [is_auto, match, dests, id] = parts;
         {
             const std::lock_guard<std::mutex> lock(mu_);
             if (const auto it = values_.find(key); it != values_.end())
                 return copy(it->second, pool);
         }
         std::string formatted;
-        if (cfg.dictionary_auto()) {
+        if (is_auto) {
             // The family of a content-hashed name (as the URL is sent): app.3f9a1c2b.js offers
             // itself to /dir/app.*.js, its id the hash. A name without a hash is not offered.
             if (const auto name = mc::parse_hashed_name(path)) {
@@ -166,13 +172,9 @@ std::string_view file_identity(request_rec* r) {
         path + sizeof r->finfo.size + sizeof r->finfo.mtime + sizeof r->finfo.inode;
     auto* id = static_cast<char*>(apr_palloc(r->pool, n));
     char* out = std::copy_n(r->filename, path, id);
-    const auto raw = [&out](const auto& number) {
-        std::memcpy(out, &number, sizeof number);
-        out += sizeof number;
-    };
-    raw(r->finfo.size);
-    raw(r->finfo.mtime);
-    raw(r->finfo.inode);
+    out = put_raw(out, r->finfo.size);
+    out = put_raw(out, r->finfo.mtime);
+    put_raw(out, r->finfo.inode);
     return {id, n};
 }
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -17,6 +16,7 @@
 #include <utility>
 
 #include "mc/view_hash.h"
+#include "mc_keys.h"
 
 namespace mc::httpd {
 
@@ -63,12 +63,12 @@ private:
             view_ = std::string_view(out, n);
             out = std::copy(path.begin(), path.end(), out);
             out = std::copy(extra.begin(), extra.end(), out);
-            out = raw(out, path.size());
-            out = raw(out, fi.device);
-            out = raw(out, fi.inode);
-            out = raw(out, fi.size);
-            out = raw(out, fi.mtime);
-            raw(out, fi.ctime);
+            out = put_raw(out, path.size());
+            out = put_raw(out, fi.device);
+            out = put_raw(out, fi.inode);
+            out = put_raw(out, fi.size);
+            out = put_raw(out, fi.mtime);
+            put_raw(out, fi.ctime);
         }
         ~Key() = default;
         Key(const Key&) = delete;  // view_ points into this object
@@ -81,11 +81,6 @@ private:
         static constexpr std::size_t kNumbers =
             sizeof(std::size_t) + sizeof(apr_finfo_t::device) + sizeof(apr_finfo_t::inode) +
             sizeof(apr_finfo_t::size) + sizeof(apr_finfo_t::mtime) + sizeof(apr_finfo_t::ctime);
-        template <class N>
-        static char* raw(char* out, N n) {
-            std::memcpy(out, &n, sizeof n);
-            return out + sizeof n;
-        }
         std::array<char, 320> inline_{};
         std::string heap_;
         std::string_view view_;
