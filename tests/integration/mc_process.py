@@ -4,10 +4,13 @@ ports on 127.0.0.1, and stopping, waiting for and measuring processes by PID (/p
 from __future__ import annotations
 
 import os
+import pwd
+import re
 import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 from typing import Iterable
 
 
@@ -85,3 +88,25 @@ def rss_kib(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def wait_cgid_socket(srv, deadline: float) -> None:
+    """Waits until mod_cgid's daemon of the started HttpdServer `srv` has given its socket
+    (ScriptSock plus the parent's PID) to User. The daemon binds and listens with mode 0700 and
+    chowns the socket only after that (modules/generators/mod_cgid.c): a CGI request in between
+    fails with EACCES, which mod_cgid does not retry (503, "unable to connect to cgi daemon after
+    multiple tries"). Nothing to wait for without a User (not root), or our ScriptSock."""
+    conf = srv.conf_path.read_text()
+    user = re.search(r"^User (\S+)$", conf, re.M)
+    if srv.mpm == "prefork" or not srv.pid or user is None or \
+            f'ScriptSock "{srv.cgid_sock}"' not in conf:
+        return
+    uid = pwd.getpwnam(user.group(1)).pw_uid
+    sock = Path(f"{srv.cgid_sock}.{srv.pid}")
+    while time.monotonic() < deadline:
+        try:
+            if sock.stat().st_uid == uid:
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)

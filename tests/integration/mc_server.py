@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from mc_process import children_of, clean_env, free_port, process_alive, wait_gone
+from mc_process import (children_of, clean_env, free_port, process_alive, wait_cgid_socket,
+                        wait_gone)
 
 if TYPE_CHECKING:
     from mc_env import McEnv
@@ -340,6 +341,7 @@ class HttpdServer:
             if pid and process_alive(pid):
                 self.pid = pid
                 if self.is_live():
+                    wait_cgid_socket(self, deadline)
                     return True
             elif pid and not process_alive(pid):
                 return False
@@ -369,6 +371,7 @@ class HttpdServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if set(self.child_pids()) - old and self.is_live():
+                wait_cgid_socket(self, deadline)
                 return
             time.sleep(0.05)
         raise AssertionError(f"no new generation of children after graceful ({self.gen})")
