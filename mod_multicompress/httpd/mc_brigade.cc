@@ -87,6 +87,12 @@ apr_bucket* insert_file_unmapped(apr_bucket_brigade* bb, apr_file_t* fd, apr_off
     return last;
 }
 
+void flush_if_small(apr_bucket_brigade* bb, apr_size_t body_bytes) {
+    constexpr apr_size_t kCoreHoldsBelow = 4096;  // THRESHOLD_MIN_WRITE
+    if (body_bytes < kCoreHoldsBelow)
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_flush_create(bb->bucket_alloc));
+}
+
 apr_int32_t default_handler_open_flags(const request_rec* r) {
     const auto* core =
         static_cast<const core_dir_config*>(ap_get_core_module_config(r->per_dir_config));

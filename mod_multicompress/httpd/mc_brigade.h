@@ -62,6 +62,15 @@ apr_status_t read_file_in_pieces(request_rec* r, const apr_bucket* e, F&& use) {
 apr_bucket* insert_file_unmapped(apr_bucket_brigade* bb, apr_file_t* fd, apr_off_t length,
                                  apr_pool_t* pool);
 
+/// Appends a FLUSH to `bb` (before the caller's EOS) when the body it ends, held whole in memory,
+/// is smaller than httpd's THRESHOLD_MIN_WRITE (4096 bytes, server/core_filters.c). The core
+/// output filter keeps a brigade that small and without a file bucket for later, and the event
+/// MPM writes it only once the request is done (write completion), so a client cannot send its
+/// next request on the connection before that; a file bucket (what the default handler sends)
+/// and a FLUSH are written at once. Only small bodies: the socket's buffer takes them without
+/// waiting, where a FLUSH after a large one would hold the worker until the client reads.
+void flush_if_small(apr_bucket_brigade* bb, apr_size_t body_bytes);
+
 /// The flags httpd's default handler opens a file with for `r` (APR_SENDFILE_ENABLED where
 /// EnableSendfile is On for it).
 apr_int32_t default_handler_open_flags(const request_rec* r);

@@ -304,6 +304,7 @@ apr_status_t compress_whole(ap_filter_t* f, FilterCtx* ctx, apr_bucket_brigade* 
     }
     ctx->eos_seen = true;
     APR_BRIGADE_INSERT_TAIL(ctx->bb, out.bucket);
+    flush_if_small(ctx->bb, out.size);
     apr_bucket* eos = APR_BRIGADE_LAST(bb);
     APR_BUCKET_REMOVE(eos);
     APR_BRIGADE_INSERT_TAIL(ctx->bb, eos);

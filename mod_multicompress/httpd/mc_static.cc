@@ -79,17 +79,55 @@ int send_precondition(request_rec* r, int status) {
     return send_brigade(r, apr_brigade_create(r->pool, r->connection->bucket_alloc));
 }
 
+// A sidecar smaller than one bucket buffer (a delta is a few hundred bytes), read whole from its
+// start in one read() into a heap bucket, which goes out with the headers in one writev (at once:
+// flush_if_small): sent as a file it would cost an lseek before that read, or with sendfile
+// TCP_CORK on and off around its own call. nullptr when the file no longer has the size its stat
+// said (it is being replaced).
+apr_bucket* read_small_sidecar(request_rec* r, const Sidecar& side) {
+    const auto size = static_cast<apr_size_t>(side.finfo.size);
+    apr_bucket_alloc_t* list = r->connection->bucket_alloc;
+    // One read() of a byte more than the size: a regular file gives all it has up to the count,
+    // so exactly `size` bytes is the whole file, as stat'ed.
+    void* buf = apr_bucket_alloc(size + 1, list);
+    apr_size_t got = size + 1;
+    if (apr_file_read(side.fd, buf, &got) != APR_SUCCESS || got != size) {
+        apr_bucket_free(buf);
+        return nullptr;
+    }
+    return apr_bucket_heap_create(static_cast<const char*>(buf), size, apr_bucket_free, list);
+}
+
 int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const Sidecar& side) {
+    apr_bucket* small = nullptr;
+    if (side.finfo.size > 0 && side.finfo.size < static_cast<apr_off_t>(APR_BUCKET_BUFF_SIZE) &&
+        (small = read_small_sidecar(r, side)) == nullptr) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sidecar %s changed as it was read",
+                      side.path);
+        apr_file_close(side.fd);
+        return DECLINED;  // FILE is sent (compressed live) as without a sidecar
+    }
     keep_digests_of_file(r);
     if (const int cond = set_validators_and_headers(r, cfg, coding, side.finfo.size, "sidecar");
         cond != OK) {
+        if (small != nullptr) apr_bucket_destroy(small);
         apr_file_close(side.fd);
         return send_precondition(r, cond);
     }
-    put_digests(r, side.fd, side.finfo.size);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s", side.path);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    insert_file_unmapped(bb, side.fd, side.finfo.size, r->pool);  // sendfile or read, no mmap
+    if (small != nullptr) {
+        const char* data = nullptr;
+        apr_size_t len = 0;
+        apr_bucket_read(small, &data, &len, APR_BLOCK_READ);
+        put_digests(r, std::string_view(data, len));
+        apr_file_close(side.fd);
+        APR_BRIGADE_INSERT_TAIL(bb, small);
+        flush_if_small(bb, len);
+    } else {
+        put_digests(r, side.fd, side.finfo.size);
+        insert_file_unmapped(bb, side.fd, side.finfo.size, r->pool);  // sendfile or read, no mmap
+    }
     return send_brigade(r, bb);
 }
 
@@ -129,6 +167,7 @@ int try_cache(request_rec* r, const mc::Config& cfg, mc::Coding coding, RequestS
                   hit.level, hit.size);
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     APR_BRIGADE_INSERT_TAIL(bb, cached_body_bucket(r, hit));  // the tier's copy, held in flight
+    flush_if_small(bb, hit.size);
     return send_brigade(r, bb);
 }
 
