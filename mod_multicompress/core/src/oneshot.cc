@@ -33,8 +33,9 @@ const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
 // suits()). libdeflate's N is not zlib's N: on 1 045 distinct text files of Debian 12 between 30 KB
 // and 2 MB (JavaScript, CSS, HTML, JSON, Python), libdeflate 6 sent more bytes than zlib 6 for
 // 618 of them (median 1.001x, up to 1.28x on packed JSON), libdeflate 7 for 47 (up to 1.03x,
-// 0.98x in total) at 0.68x zlib 6's CPU. One level up keeps gzip-N within zlib-N's bytes on
-// nearly every file and still below its CPU (levels 2–7); at 1, one level up gains nothing.
+// 0.98x in total) at 0.68x zlib 6's CPU on one thread (libdeflate 6: 0.48x). One level up keeps
+// gzip-N within zlib-N's bytes on nearly every file, at 0.7–1.04x zlib-N's CPU on one thread
+// (levels 2–7; more in a loaded server, README.md); at 1, one level up gains nothing.
 constexpr int libdeflate_level(int zlib_level) {
     return zlib_level <= 1 ? 1 : zlib_level + 1;
 }
