@@ -105,8 +105,9 @@ def main() -> int:
                 total += n
                 spent += t
             worse = sum(1 for r in ratios if r > 1.0)
-            lines.append(f"| {z} | {level} | {worse}/{len(files)} | {statistics.median(ratios):.4f} "
-                         f"| {max(ratios):.4f} | {total / sum(zsizes):.4f} | {spent / ztime:.2f} |")
+            lines.append(f"| {z} | {level} | {worse}/{len(files)} "
+                         f"| {statistics.median(ratios):.4f} | {max(ratios):.4f} "
+                         f"| {total / sum(zsizes):.4f} | {spent / ztime:.2f} |")
         print("\n".join(lines[-3:]), flush=True)
     if args.out:
         with open(args.out, "w") as f:

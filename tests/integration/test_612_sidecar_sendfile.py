@@ -2,9 +2,10 @@
 """Hits sent as httpd's core sends a file: sidecars opened as the default handler opens a file, so
 `EnableSendfile Off` (httpd's default) sends a sidecar without sendfile and `On` with it, and
 read, never mapped, where sendfile does not apply (TLS); a sidecar under one bucket buffer (8000
-bytes) is read whole in one read() and written with the headers, with either setting. Observed through the core output
-filter's own trace (`LogLevel core:trace6` logs each `sendfile_nonblocking` call with the bytes
-sent), the same signal for a plain file, which the test checks first. Over TLS + HTTP/2: sidecars
+bytes) is read whole in one read() and written with the headers, with either setting. Observed
+through the core output filter's own trace (`LogLevel core:trace6` logs each
+`sendfile_nonblocking` call with the bytes sent), the same signal for a plain file, which the test
+checks first. Over TLS + HTTP/2: sidecars
 and hits from each child's tier of verified cache entries (a heap bucket over the tier's copy)
 go through mod_ssl and mod_http2 whole.
 """
