@@ -75,15 +75,17 @@ mc::EntryIdentity identity_of(const std::string& key, mc::Coding coding, const F
     return id;
 }
 
-// The largest window a client decodes for `coding` (RFC 9659: zstd 8 MiB; RFC 9842: dcz after
-// its dictionary); 0 for codings without windows to check.
+// The buffer one read of an entry of a file of `file_size` bytes needs (see cache_lookup).
+apr_size_t entry_buffer_size(std::int64_t max_entry, apr_off_t file_size, std::size_t key_size) {
+    const auto size = static_cast<std::uint64_t>(file_size);
+    const std::uint64_t body_cap =
+        std::min(static_cast<std::uint64_t>(max_entry), size + size / 64 + 1024);
+    return static_cast<apr_size_t>(body_cap + mc::entry_overhead(key_size));
+}
+
 std::uint64_t client_max_window(request_rec* r, mc::Coding coding) {
-    if (coding == mc::Coding::kZstd) return std::uint64_t{1} << mc::kZstdMaxWindowLog;
-    if (coding != mc::Coding::kDcz) return 0;
-    const RequestState* st = request_state(r);
-    return st != nullptr && st->dictionary
-               ? std::uint64_t{1} << mc::dcz_max_window_log(st->dictionary->bytes.size())
-               : 0;
+    const RequestState* st = coding == mc::Coding::kDcz ? request_state(r) : nullptr;
+    return max_window_for(coding, st != nullptr ? st->dictionary.get() : nullptr);
 }
 
 bool store_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id, int level,
@@ -117,6 +119,12 @@ PerFileVersion<std::string>& cache_keys() {
 }
 
 }  // namespace
+
+std::uint64_t max_window_for(mc::Coding coding, const mc::DictionaryBytes* dictionary) {
+    if (coding == mc::Coding::kZstd) return std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    if (coding != mc::Coding::kDcz || dictionary == nullptr) return 0;
+    return std::uint64_t{1} << mc::dcz_max_window_log(dictionary->bytes.size());
+}
 
 FileIdentity file_of(const request_rec* r) {
     return {r->finfo.size, r->finfo.mtime, r->finfo.inode};
@@ -170,10 +178,8 @@ Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, C
     // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
     // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
     // value is not ours; shmcb skips it (a miss), memcache and redis fail the read with ENOMEM.
-    const auto max_entry = static_cast<std::uint64_t>(dir_config(r).cache_max_entry_value());
-    const auto file_size = static_cast<std::uint64_t>(r->finfo.size);
-    const std::uint64_t body_cap = std::min(max_entry, file_size + file_size / 64 + 1024);
-    const auto cap = static_cast<apr_size_t>(body_cap + mc::entry_overhead(key.size()));
+    const apr_size_t cap =
+        entry_buffer_size(dir_config(r).cache_max_entry_value(), r->finfo.size, key.size());
     auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
     unsigned int len = static_cast<unsigned int>(cap);
     const apr_status_t rv = store_get(*sc, r->server, key, buf, &len, r->pool);
@@ -220,6 +226,26 @@ bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const F
                int level, std::string_view body, apr_pool_t* pool) {
     const ServerConf* sc = usable_store(s);
     return sc != nullptr && store_entry(s, *sc, identity_of(key, coding, file), level, body, pool);
+}
+
+bool cache_keep_stored(server_rec* s, const std::string& key, mc::Coding coding,
+                       const FileIdentity& file, std::uint64_t max_window, std::int64_t max_entry,
+                       int level, std::size_t size, apr_pool_t* pool) {
+    const ServerConf* sc = usable_store(s);
+    if (sc == nullptr) return false;
+    // Room for any entry of this file, as a lookup reads it: memcache logs an error for a
+    // value larger than the buffer.
+    const apr_size_t cap = entry_buffer_size(max_entry, file.size, key.size());
+    auto* buf = static_cast<unsigned char*>(apr_palloc(pool, cap));
+    unsigned int len = static_cast<unsigned int>(cap);
+    if (store_get(*sc, s, key, buf, &len, pool) != APR_SUCCESS) return false;
+    mc::EntryIdentity expected = identity_of(key, coding, file);
+    expected.max_window = max_window;
+    const mc::ParsedEntry e = mc::parse_entry(
+        std::string_view(reinterpret_cast<const char*>(buf), len), expected, cache_secret());
+    if (!e.ok() || e.body.size() > size) return false;
+    // Already final (another child's worker): nothing to write.
+    return e.level >= level || store_entry(s, *sc, expected, level, e.body, pool);
 }
 
 }  // namespace mc::httpd

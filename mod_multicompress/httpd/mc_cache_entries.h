@@ -9,10 +9,12 @@
 #include <apr_buckets.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "mc/coding.h"
+#include "mc/dictionary.h"
 #include "mc/hit_tier.h"
 
 namespace mc::httpd {
@@ -52,6 +54,16 @@ Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, C
 /// A bucket with a hit's bytes: over the tier's copy (no copy, holding it while in flight), else
 /// over r->pool's.
 apr_bucket* cached_body_bucket(request_rec* r, const CachedBody& hit);
+/// The largest window a client decodes for `coding` (RFC 9659: zstd 8 MiB; RFC 9842: dcz after
+/// `dictionary`); 0 for codings without windows to check.
+std::uint64_t max_window_for(mc::Coding coding, const mc::DictionaryBytes* dictionary);
+/// The upgrade worker's check before it stores a strong copy of `size` bytes: when the store
+/// holds a valid entry `key` for version `file` whose body is no larger, that entry is kept and
+/// marked final (stored again at `level`, same bytes) so that no later hit asks again, and the
+/// result is true; false when the strong copy is to be stored (no such entry, or it is larger).
+bool cache_keep_stored(server_rec* s, const std::string& key, mc::Coding coding,
+                       const FileIdentity& file, std::uint64_t max_window, std::int64_t max_entry,
+                       int level, std::size_t size, apr_pool_t* pool);
 /// Stores the entry `key` for version `file` of a file, made at `level`. False when the server
 /// has no usable store, the format cannot hold it, or the store failed.
 bool cache_put(server_rec* s, const std::string& key, mc::Coding coding, const FileIdentity& file,

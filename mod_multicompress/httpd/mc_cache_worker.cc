@@ -88,6 +88,16 @@ void run(const UpgradeJob& job, apr_pool_t* pool, const std::atomic<bool>& cance
     const auto done =
         mc::compress_all(p, std::as_bytes(std::span(body.data(), body.size())), sink, &cancel);
     if (!done.is_ok() || static_cast<std::int64_t>(sink.data().size()) > job.max_entry) return;
+    // A stronger level does not always make fewer bytes (zlib 9 against libdeflate 6 on some
+    // text): every later hit gets the smaller of the two.
+    if (cache_keep_stored(job.server, job.key, job.coding, job.file,
+                          max_window_for(job.coding, job.dictionary.get()), job.max_entry,
+                          job.level, sink.data().size(), pool)) {
+        ap_log_error(APLOG_MARK, APLOG_TRACE1, 0, job.server,
+                     "cache: %s kept its stored %s copy: level %d is not smaller", job.path.c_str(),
+                     mc::coding_token(job.coding).data(), job.level);
+        return;
+    }
     if (!cache_put(job.server, job.key, job.coding, job.file, job.level,
                    {sink.data().data(), sink.data().size()}, pool)) {
         return;

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from mc_cache import (CODINGS, check_body, check_hit, copy_of, miss_then_upgrade, new_server,
-                      wait_upgraded)
+from mc_cache import (CODINGS, UPGRADE_WAIT, check_body, check_hit, copy_of, miss_then_upgrade,
+                      new_server, wait_upgraded)
 from mc_client import assert_vary_once, suffixed
 from mc_decode import decode
-from mc_stores import StoreProcess, get, reference, set_mtime, write_file, write_sidecar
+from mc_stores import (StoreProcess, get, log_lines_matching, poll_until, reference, set_mtime,
+                       write_file, write_sidecar)
 
 STORES = ("shmcb", "memcache", "redis")
 
@@ -231,3 +233,38 @@ def test_mc_620_11_concurrent_first_requests(shm):
     for c, got in results:
         check_body(got, c, original)
         assert got.note in ("live", "cache"), got
+
+
+def random_letters(n: int, seed: int) -> bytes:
+    """Lowercase letters from a 64-bit LCG (bench/corpus.py's letters.txt, here 16 KiB)."""
+    x, out, mask = seed, bytearray(n), (1 << 64) - 1
+    for i in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) & mask
+        out[i] = 97 + ((x >> 33) % 26)
+    return bytes(out)
+
+
+def test_mc_620_12_upgrade_keeps_the_smaller_copy(srv):
+    """Random letters: zlib 9 (the upgrade's gzip) makes more bytes than the live libdeflate 6.
+    The worker keeps the stored live copy, marked final; no hit gets the larger body."""
+    path = srv.htdocs / "cache" / "letters.txt"
+    original = random_letters(16 * 1024, 20240505)
+    write_file(path, original, time.time() - 1000)  # an old file: a strong ETag, cached
+    url = "/c/letters.txt"
+    miss = get(srv, url, "gzip")
+    live_size = check_body(miss, "gzip", original)
+    assert miss.note == "live", miss
+    z = zlib.compressobj(9, zlib.DEFLATED, 31, 8)
+    assert len(z.compress(original) + z.flush()) > live_size, \
+        "zlib 9 is no longer larger than the live body here: this test needs another input"
+    kept = poll_until(lambda: log_lines_matching(srv, r"letters\.txt kept its stored gzip copy"),
+                      timeout=UPGRADE_WAIT)
+    assert kept, f"no 'kept' line: {log_lines_matching(srv, 'letters')[-5:]}"
+    assert not log_lines_matching(srv, r"letters\.txt upgraded to gzip")
+    for _ in range(3):
+        got = get(srv, url, "gzip")
+        check_body(got, "gzip", original)
+        assert got.note == "cache", got
+        assert got.resp.body == miss.resp.body
+    # final: hits ask for no more upgrades
+    assert len(log_lines_matching(srv, r"letters\.txt kept its stored")) == 1
