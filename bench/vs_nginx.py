@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """mod_multicompress against nginx + ngx_brotli / gzip on one file and coding, at several wrk
 connection counts, in alternating rounds: a quick A/B for what bench/run's full table shows, and
-with --perf where each server's CPU per response goes.
+with --perf where each server's CPU per response goes; with --plain, plain Apache sending the
+same bytes as a file: what Apache itself costs per response at each connection count.
 
 Starts bench/servers.py's Apache with the module (event MPM in Debian's sizing, 2 x 25 threads,
 EnableSendfile Off and EnableMMAP On as Debian ships them; --sendfile turns sendfile on) and its
@@ -138,6 +139,10 @@ def main() -> int:
                     help="also the module's Apache with EnableMMAP Off")
     ap.add_argument("--alt-module", metavar="SO",
                     help="also an Apache with this build of the module (e.g. an adapter change)")
+    ap.add_argument("--plain", action="store_true",
+                    help="also plain Apache (no module, EnableMMAP Off) sending the body ours "
+                         "sends as a file (FILE.gz / FILE.br, AddEncoding): Apache's own cost "
+                         "per response at each connection count")
     ap.add_argument("--perf", metavar="OUT.md", help="profile one more run per server")
     ap.add_argument("--perf-seconds", type=int, default=5)
     ap.add_argument("--perf-keep", metavar="DIR", help="keep the perf.data files here")
@@ -156,7 +161,7 @@ def main() -> int:
     try:
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"
-        ports = iter(servers.free_ports(4))
+        ports = iter(servers.free_ports(5))
         module = str(Path(args.module).resolve())
         srvs["mod_multicompress"] = servers.Apache(
             "multicompress", str(tmp / "apache"), str(docroot), {key: next(ports)},
@@ -170,17 +175,35 @@ def main() -> int:
                 "multicompress", str(tmp / "apache-alt"), str(docroot), {key: next(ports)},
                 module_path=str(Path(args.alt_module).resolve()), sendfile=args.sendfile,
                 tls=tls)
+        if args.plain:
+            plain_root = tmp / "htdocs-plain"  # its own: nginx's gzip_static must not see it
+            plain_root.mkdir()
+            shutil.copy(STATIC / "small.html", plain_root / "small.html")
+            srvs["plain Apache"] = servers.Apache(
+                "plain", str(tmp / "apache-plain"), str(plain_root), {key: next(ports)},
+                sendfile=args.sendfile, mmap=False, tls=tls)
         srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
                                       tls=tls)
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
+        paths = {n: name for n in srvs}
+        if args.plain:
+            ours = srvs["mod_multicompress"]
+            suffix = {"gzip": ".gz", "br": ".br"}[coding]
+            body = subprocess.run(
+                ["curl", "-sfk", "-H", f"Accept-Encoding: {coding}",
+                 f"{scheme}://127.0.0.1:{ours.ports[key]}/{name}"],
+                capture_output=True, check=True, timeout=60).stdout
+            (plain_root / (name + suffix)).write_bytes(body)
+            (plain_root / (name + suffix)).chmod(0o644)
+            paths["plain Apache"] = name + suffix
         tally = {(n, c): [0.0, 0] for n in srvs for c in conns}
         cells = [(n, c) for c in conns for n in srvs]
         for r in range(args.rounds):
             for n, c in cells if r % 2 == 0 else cells[::-1]:
                 s = srvs[n]
                 cpu0 = s.cpu_seconds()
-                reqs = wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding, c,
+                reqs = wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{paths[n]}", coding, c,
                            args.seconds)
                 tally[(n, c)][0] += s.cpu_seconds() - cpu0
                 tally[(n, c)][1] += reqs
@@ -189,11 +212,17 @@ def main() -> int:
             print(f"{name} {args.coding} -c{c}: " + ", ".join(
                 f"{n} {us[n]:.0f} µs CPU/req ({us['nginx'] / us[n]:.2f}× nginx req/CPU-s)"
                 for n in srvs))
+            if args.plain:  # what the module adds to Apache's own cost at this count
+                print(f"  mod_multicompress − plain Apache: "
+                      f"{us['mod_multicompress'] - us['plain Apache']:.0f} µs")
+        if args.plain:
+            print(f"(plain Apache sends the {len(body)} bytes ours sent, as {paths['plain Apache']})")
         if args.perf:
             results = {}
             for n, s in srvs.items():
-                results[n] = perf_run(s, f"{scheme}://127.0.0.1:{s.ports[key]}/{name}", coding,
-                                      conns[0], args.perf_seconds, tmp / f"perf-{n}.data")
+                url = f"{scheme}://127.0.0.1:{s.ports[key]}/{paths[n]}"
+                results[n] = perf_run(s, url, coding, conns[0], args.perf_seconds,
+                                      tmp / f"perf-{n}.data")
             command = (f"`bench/vs_nginx.py --file {name} --coding {args.coding} --connections "
                        f"{conns[0]}{' --tls' if tls else ''}` (Debian's mpm_event sizing, "
                        f"EnableSendfile {'On' if args.sendfile else 'Off'}"
