@@ -190,10 +190,13 @@ def main() -> int:
         if args.plain:
             ours = srvs["mod_multicompress"]
             suffix = {"gzip": ".gz", "br": ".br"}[coding]
+            head = tmp / "plain-head.txt"
             body = subprocess.run(
-                ["curl", "-sfk", "-H", f"Accept-Encoding: {coding}",
+                ["curl", "-sfk", "-D", str(head), "-H", f"Accept-Encoding: {coding}",
                  f"{scheme}://127.0.0.1:{ours.ports[key]}/{name}"],
                 capture_output=True, check=True, timeout=60).stdout
+            if not re.search(rf"(?mi)^content-encoding: *{coding}\s*$", head.read_text()):
+                raise RuntimeError(f"ours did not send {coding}: {head.read_text()[:500]}")
             (plain_root / (name + suffix)).write_bytes(body)
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
