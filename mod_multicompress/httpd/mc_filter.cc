@@ -259,13 +259,9 @@ FilterCtx* start(ap_filter_t* f, apr_bucket_brigade* bb, mc::CodingSet own) {
     if (whole >= 0 && whole <= kWholeBodyLimit) keep_digests_of_body(r, bb);
     set_compressed_headers(r, d.coding, cfg);
     set_source(r, cfg, "live");
-    // The path and the body's length, formatted only when the trace is on (a macro).
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "compressing with %s (%s; %s)",
                   mc::coding_token(d.coding).data(), d.reason,
-                  whole < 0 ? "streamed"
-                            : apr_psprintf(r->pool, "%s of %" APR_OFF_T_FMT " bytes",
-                                           one_shot ? "one call" : "encoder, whole body", whole));
-
+                  one_shot ? "one call" : (whole >= 0 ? "encoder, whole body" : "streamed"));
     apr_bucket_brigade* out = apr_brigade_create(r->pool, f->c->bucket_alloc);
     auto* ctx = pool_new<FilterCtx>(r->pool, out, static_cast<std::size_t>(cfg.buffer_size_value()),
                                     std::move(encoder));
