@@ -132,4 +132,9 @@ def test_mc_376_03_stalled_uploads_cost_about_2_mib(env, srv, coding, window_log
     finally:
         for s in socks:
             s.close()
-    assert per_conn <= 2.5, f"{per_conn:.2f} MiB per stalled {coding} upload"
+    # What a stalled upload costs with gzip's 32 KiB window (1.2 MiB: httpd's request and
+    # connection, the decoder's buffers) plus a 1 MiB window: 1.75-2.53 MiB measured on the
+    # 2-vCPU machine (the most under a parallel test run), so the bound is 3 MiB, not 2.5. A
+    # br decoder that held a 2 MiB window measured 3.45 MiB (MultiCompressInflateWindow 4M,
+    # lgwin 21); the windows over the cap are refused (test_mc_376_01, 0.01 MiB here).
+    assert per_conn <= 3.0, f"{per_conn:.2f} MiB per stalled {coding} upload"
