@@ -210,6 +210,17 @@ bool lookup_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& 
     ap_destroy_sub_req(sub);
     if (out.finfo.mtime < r->finfo.mtime) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "stale sidecar %s", path);
+        // Older only by the fraction of a second its mtime lost: a tool that copies the file's
+        // mtime in whole seconds (brotli 1.0.9's -k) made it; said once per version of the file.
+        if (out.finfo.mtime % APR_USEC_PER_SEC == 0 &&
+            apr_time_sec(out.finfo.mtime) == apr_time_sec(r->finfo.mtime) &&
+            warned_files().first_time(path, out.finfo)) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                          MC_LOGNO(00332) "sidecar %s is older than %s by less than a second "
+                                          "(its mtime in whole seconds): compressing live; if it "
+                                          "was made from this version, touch -r the file onto it",
+                          path, r->filename);
+        }
         sent_sidecars().forget(path, r->finfo);
         return false;
     }
