@@ -75,12 +75,28 @@ mc::EntryIdentity identity_of(const std::string& key, mc::Coding coding, const F
     return id;
 }
 
-// The buffer one read of an entry of a file of `file_size` bytes needs (see cache_lookup).
-apr_size_t entry_buffer_size(std::int64_t max_entry, apr_off_t file_size, std::size_t key_size) {
-    const auto size = static_cast<std::uint64_t>(file_size);
+// One read of the entry `id.key` into `pool` and, when the store has it (APR_SUCCESS), its check
+// into `out`. The store is shared and often unauthenticated: nothing of the value is used before
+// it is known to be whole, intact and made from `id`'s version of the file, with frames within
+// `id.max_window`. The buffer holds any entry this file can have: the largest body kept
+// (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is less
+// (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger value is
+// not ours; shmcb skips it (a miss), memcache and redis fail the read with ENOMEM (memcache also
+// logs an error, so a smaller buffer will not do for a smaller entry either).
+apr_status_t read_entry(server_rec* s, const ServerConf& sc, const mc::EntryIdentity& id,
+                        std::int64_t max_entry, apr_pool_t* pool, mc::ParsedEntry& out) {
+    const auto size = static_cast<std::uint64_t>(id.size);
     const std::uint64_t body_cap =
         std::min(static_cast<std::uint64_t>(max_entry), size + size / 64 + 1024);
-    return static_cast<apr_size_t>(body_cap + mc::entry_overhead(key_size));
+    const auto cap = static_cast<apr_size_t>(body_cap + mc::entry_overhead(id.key.size()));
+    auto* buf = static_cast<unsigned char*>(apr_palloc(pool, cap));
+    unsigned int len = static_cast<unsigned int>(cap);
+    const apr_status_t rv = store_get(sc, s, id.key, buf, &len, pool);
+    if (rv == APR_SUCCESS) {
+        out = mc::parse_entry(std::string_view(reinterpret_cast<const char*>(buf), len), id,
+                              cache_secret());
+    }
+    return rv;
 }
 
 std::uint64_t client_max_window(request_rec* r, mc::Coding coding) {
@@ -168,24 +184,19 @@ std::string cache_key(request_rec* r, mc::Coding coding) {
 Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, CachedBody& out) {
     // The child's verified copy needs no store (also while the store rests after an error).
     const int final_level = dir_config(r).cache_level_for(coding);
-    if (mc::TierBody* kept = tier_find(r, key, final_level, client_max_window(r, coding))) {
+    mc::EntryIdentity expected = identity_of(key, coding, file_of(r));
+    expected.max_window = client_max_window(r, coding);
+    if (mc::TierBody* kept = tier_find(r, key, final_level, expected.max_window)) {
         out = {kept->level(), kept->data(), kept->size(), kept, true};
         return Lookup::kHit;
     }
     const ServerConf* sc = usable_store(r->server);
     if (sc == nullptr) return Lookup::kUnavailable;
-    // One read, into a buffer that holds any entry this file can have: the largest body kept
-    // (MultiCompressCacheMaxEntry), or what any of our encoders can make of the file if that is
-    // less (stored bodies are at most a few bytes per 16 KiB larger than their input). A larger
-    // value is not ours; shmcb skips it (a miss), memcache and redis fail the read with ENOMEM.
-    const apr_size_t cap =
-        entry_buffer_size(dir_config(r).cache_max_entry_value(), r->finfo.size, key.size());
-    auto* buf = static_cast<unsigned char*>(apr_palloc(r->pool, cap));
-    unsigned int len = static_cast<unsigned int>(cap);
-    const apr_status_t rv = store_get(*sc, r->server, key, buf, &len, r->pool);
+    mc::ParsedEntry e;
+    const apr_status_t rv =
+        read_entry(r->server, *sc, expected, dir_config(r).cache_max_entry_value(), r->pool, e);
     if (APR_STATUS_IS_NOTFOUND(rv)) return Lookup::kMiss;
     if (rv == APR_ENOSPC || rv == APR_ENOMEM) {
-        mc::ParsedEntry e;
         e.error = mc::EntryError::kLengthMismatch;
         e.detail = "larger than any entry for this file";
         drop_bad_entry(r, *sc, key, e);
@@ -195,12 +206,6 @@ Lookup cache_lookup(request_rec* r, const std::string& key, mc::Coding coding, C
         store_failed(r->server, rv, "a lookup");
         return Lookup::kUnavailable;
     }
-    // The store is shared and often unauthenticated: nothing of the value is used before it is
-    // known to be whole, intact and made from this version of this file.
-    mc::EntryIdentity expected = identity_of(key, coding, file_of(r));
-    expected.max_window = client_max_window(r, coding);
-    const mc::ParsedEntry e = mc::parse_entry(
-        std::string_view(reinterpret_cast<const char*>(buf), len), expected, cache_secret());
     if (!e.ok()) {
         drop_bad_entry(r, *sc, key, e);
         return Lookup::kMiss;
@@ -233,17 +238,13 @@ bool cache_keep_stored(server_rec* s, const std::string& key, mc::Coding coding,
                        int level, std::size_t size, apr_pool_t* pool) {
     const ServerConf* sc = usable_store(s);
     if (sc == nullptr) return false;
-    // Room for any entry of this file, as a lookup reads it: memcache logs an error for a
-    // value larger than the buffer.
-    const apr_size_t cap = entry_buffer_size(max_entry, file.size, key.size());
-    auto* buf = static_cast<unsigned char*>(apr_palloc(pool, cap));
-    unsigned int len = static_cast<unsigned int>(cap);
-    if (store_get(*sc, s, key, buf, &len, pool) != APR_SUCCESS) return false;
     mc::EntryIdentity expected = identity_of(key, coding, file);
     expected.max_window = max_window;
-    const mc::ParsedEntry e = mc::parse_entry(
-        std::string_view(reinterpret_cast<const char*>(buf), len), expected, cache_secret());
-    if (!e.ok() || e.body.size() > size) return false;
+    mc::ParsedEntry e;
+    if (read_entry(s, *sc, expected, max_entry, pool, e) != APR_SUCCESS || !e.ok() ||
+        e.body.size() > size) {
+        return false;
+    }
     // Already final (another child's worker): nothing to write.
     return e.level >= level || store_entry(s, *sc, expected, level, e.body, pool);
 }
