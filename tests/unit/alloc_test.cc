@@ -64,6 +64,35 @@ TEST(MemAlloc, CacheIsBounded) {
     EXPECT_EQ(mc::mem_cached_bytes(), 0U);
 }
 
+TEST(MemAlloc, FullCacheMakesRoomForTheBlockFreedLast) {
+    if (mc::mem_quarantined()) GTEST_SKIP() << "a build with AddressSanitizer caches nothing";
+    // An earlier workload's blocks (here 64 small ones: every slot) must not keep today's out.
+    mc::mem_trim();
+    std::vector<void*> old;
+    for (int i = 0; i < 64; ++i) old.push_back(mc::mem_alloc(mc::kMapThreshold));
+    for (void* p : old) mc::mem_free(p);
+    const std::size_t full = mc::mem_cached_bytes();
+    const std::size_t n = 512 * 1024;
+    void* p = mc::mem_alloc(n);
+    ASSERT_NE(p, nullptr);
+    mc::mem_free(p);
+    EXPECT_GE(mc::mem_cached_bytes(), full + n - 2 * (mc::kMapThreshold + 4096));  // one slot freed
+    // And by bytes: 1 MiB blocks up to the 32 MiB bound, then 8 MiB more go in too.
+    mc::mem_trim();
+    std::vector<void*> mid;
+    for (int i = 0; i < 40; ++i) mid.push_back(mc::mem_alloc(1024 * 1024));
+    for (void* q : mid) mc::mem_free(q);
+    void* big = mc::mem_alloc(std::size_t{8} << 20);
+    ASSERT_NE(big, nullptr);
+    mc::mem_free(big);
+    EXPECT_LE(mc::mem_cached_bytes(), 32U * 1024 * 1024);
+    const std::size_t kept = mc::mem_cached_bytes();
+    void* again = mc::mem_alloc(std::size_t{8} << 20);
+    EXPECT_GE(kept - mc::mem_cached_bytes(), std::size_t{8} << 20);  // kept, and taken back
+    mc::mem_free(again);
+    mc::mem_trim();
+}
+
 TEST(MemAlloc, KeepsBlocksOfUpTo9MiB) {
     if (mc::mem_quarantined()) GTEST_SKIP() << "a build with AddressSanitizer caches nothing";
     // brotli-4 over a 1 MB body asks for exactly 4 MiB (a page more with the header); brotli's
