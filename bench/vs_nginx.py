@@ -143,6 +143,10 @@ def main() -> int:
                     help="also plain Apache (no module, EnableMMAP Off) sending the body ours "
                          "sends as a file (FILE.gz / FILE.br, AddEncoding): Apache's own cost "
                          "per response at each connection count")
+    ap.add_argument("--warm", metavar="FILE",
+                    help="before the rounds, every server sends FILE with the same coding for "
+                         "2 s (the state a server serving a whole site is in: glibc's heap "
+                         "thresholds, the module's block cache)")
     ap.add_argument("--perf", metavar="OUT.md", help="profile one more run per server")
     ap.add_argument("--perf-seconds", type=int, default=5)
     ap.add_argument("--perf-keep", metavar="DIR", help="keep the perf.data files here")
@@ -157,6 +161,9 @@ def main() -> int:
     docroot.mkdir()
     shutil.copy(STATIC / "small.html", docroot / "small.html")  # the servers' start probe
     shutil.copy(args.file, docroot / name)
+    warm = Path(args.warm).name if args.warm else None
+    if warm:
+        shutil.copy(args.warm, docroot / warm)
     srvs: dict[str, servers.Server] = {}
     try:
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
@@ -179,6 +186,8 @@ def main() -> int:
             plain_root = tmp / "htdocs-plain"  # its own: nginx's gzip_static must not see it
             plain_root.mkdir()
             shutil.copy(STATIC / "small.html", plain_root / "small.html")
+            if warm:
+                shutil.copy(args.warm, plain_root / warm)
             srvs["plain Apache"] = servers.Apache(
                 "plain", str(tmp / "apache-plain"), str(plain_root), {key: next(ports)},
                 sendfile=args.sendfile, mmap=False, tls=tls)
@@ -200,6 +209,9 @@ def main() -> int:
             (plain_root / (name + suffix)).write_bytes(body)
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
+        if warm:
+            for s in srvs.values():
+                wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{warm}", coding, 16, 2)
         tally = {(n, c): [0.0, 0] for n in srvs for c in conns}
         cells = [(n, c) for c in conns for n in srvs]
         for r in range(args.rounds):
