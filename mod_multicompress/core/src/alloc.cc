@@ -113,17 +113,17 @@ Header* cache_take(std::size_t length) noexcept {
 bool cache_put(Header* h) noexcept {
     if (h->length > kCacheBlockMax + page_size()) return false;
     const int cpu = current_cpu();
-    std::array<Header*, kCacheSlots> evicted{};
-    std::size_t n_evicted = 0;
+    std::array<Header*, kCacheSlots> evicted{};  // the oldest `drop`, unmapped after the lock
+    std::size_t drop = 0;
     {
         BlockCache& c = block_cache();
         const std::lock_guard<std::mutex> lock(c.mu);
-        std::size_t drop = 0;
         std::size_t bytes = c.bytes;
         while (drop < c.count &&
                (c.count - drop == kCacheSlots || bytes + h->length > kCacheBytes)) {
             bytes -= c.blocks[drop]->length;
-            evicted[n_evicted++] = c.blocks[drop++];
+            evicted[drop] = c.blocks[drop];
+            ++drop;
         }
         for (std::size_t i = drop; i < c.count; ++i) {  // keep the order of the others
             c.blocks[i - drop] = c.blocks[i];
@@ -135,7 +135,7 @@ bool cache_put(Header* h) noexcept {
         c.blocks[c.count++] = h;
         c.bytes += h->length;
     }
-    for (std::size_t i = 0; i < n_evicted; ++i) munmap(evicted[i], evicted[i]->length);
+    for (std::size_t i = 0; i < drop; ++i) munmap(evicted[i], evicted[i]->length);
     return true;
 }
 
