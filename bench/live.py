@@ -250,6 +250,30 @@ class LiveRuns:
                     for f in files:
                         self.verify(server, f, coding, level, proto)
 
+    def warm_up(self, tries: int = 6) -> None:
+        """Every compressing server sends the largest file `tries` times, each over a new
+        connection, at every coding it serves up to level 6, before anything is timed: the
+        state a server of a whole site is in. glibc raises a process's mmap and trim thresholds
+        once it frees a large mapped block; until then nginx's workers (and Apache's stock
+        modules) give their heap back after every response and fault it in again, 2.5-8x the
+        CPU of a br-4 response (bench/results/br4-stylesheet.md), and which of nginx's two
+        workers got the one request of the decode check decided its mode row by row."""
+        largest = max(self.originals, key=lambda f: len(self.originals[f]))
+        for name, srv in self.servers.items():
+            base, _, proto = name.partition("@")
+            if base not in (OURS, "nginx", "mod_deflate", "mod_brotli"):
+                continue
+            for coding, level in sorted(srv.ports):
+                if coding not in ("gzip", "br", "zstd") or level > 6:
+                    continue
+                for _ in range(tries):
+                    try:
+                        self.fetch_any(proto or "h1", srv.ports[(coding, level)],
+                                       "/" + largest, coding)
+                    except OSError as e:
+                        self.warnings.append(f"[{proto or 'h1'}] {base} warm-up: {e}")
+                        break
+
     # --- load ------------------------------------------------------------------------------
     def _run_load(self, proc: subprocess.Popen, cmd_text: str, timeout: float) -> str:
         self.wrk = proc

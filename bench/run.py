@@ -230,6 +230,7 @@ class Bench(LiveRuns, CompressOnce):
                     s.start()
         log("checking that every server's bodies decode to the originals")
         self.verify_all(files)
+        self.warm_up()
         if self.failures:
             log(f"{len(self.failures)} failed checks; see results.md")
 
