@@ -261,6 +261,7 @@ class LiveRuns:
         largest = max(self.originals, key=lambda f: len(self.originals[f]))
         for name, srv in self.servers.items():
             base, _, proto = name.partition("@")
+            proto = proto or "h1"
             if base not in (OURS, "nginx", "mod_deflate", "mod_brotli"):
                 continue
             for coding, level in sorted(srv.ports):
@@ -268,10 +269,9 @@ class LiveRuns:
                     continue
                 for _ in range(tries):
                     try:
-                        self.fetch_any(proto or "h1", srv.ports[(coding, level)],
-                                       "/" + largest, coding)
+                        self.fetch_any(proto, srv.ports[(coding, level)], "/" + largest, coding)
                     except OSError as e:
-                        self.warnings.append(f"[{proto or 'h1'}] {base} warm-up: {e}")
+                        self.warnings.append(f"[{proto}] {base} warm-up: {e}")
                         break
 
     # --- load ------------------------------------------------------------------------------
