@@ -54,8 +54,9 @@ private:
 CompressionGate* g_gate = nullptr;
 
 // One-shot compressors shared by the threads of a child process: a thread takes one for a body
-// and gives it back, so library state stays warm without one copy per thread (event MPM children
-// run dozens of threads). At most kPoolSize are kept; more are made when needed and freed after.
+// and gives it back, so libdeflate's compressor is allocated once, not once per thread (event MPM
+// children run dozens of threads) nor per body. At most kPoolSize are kept; more are made when
+// needed and freed after. (zstd takes a new context for every body: see mc/oneshot.h.)
 class CompressorPool {
 public:
     static constexpr std::size_t kPoolSize = 4;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// One-call compression with reused state: libdeflate for gzip/deflate, a ZSTD_CCtx for zstd.
+// One-call compression: libdeflate (its compressor reused) for gzip/deflate, a fresh ZSTD_CCtx for
+// zstd and dcz.
 #include "mc/oneshot.h"
 
 #include <libdeflate.h>
@@ -29,12 +30,16 @@ void route_libdeflate() {
 
 const ZSTD_customMem kZstdMem{mem_alloc_cb, mem_free_cb, nullptr};
 
-}  // namespace
-
-struct OneShotCompressor::ZstdHolder {
+// A zstd context for one body, its memory from mem_alloc (the block cache).
+struct ZstdContext {
     ZSTD_CCtx* cctx = ZSTD_createCCtx_advanced(kZstdMem);
-    ~ZstdHolder() { ZSTD_freeCCtx(cctx); }
+    ZstdContext() = default;
+    ~ZstdContext() { ZSTD_freeCCtx(cctx); }
+    ZstdContext(const ZstdContext&) = delete;
+    ZstdContext& operator=(const ZstdContext&) = delete;
 };
+
+}  // namespace
 
 OneShotCompressor::OneShotCompressor() {
     route_libdeflate();
@@ -42,10 +47,6 @@ OneShotCompressor::OneShotCompressor() {
 
 OneShotCompressor::~OneShotCompressor() {
     if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
-}
-
-std::size_t OneShotCompressor::retained_bytes() const {
-    return zstd_ && zstd_->cctx != nullptr ? ZSTD_sizeof_CCtx(zstd_->cctx) : 0;
 }
 
 bool OneShotCompressor::supports(Coding c) {
@@ -99,10 +100,10 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             return n;
         }
         case Coding::kZstd: {
-            if (!zstd_) zstd_ = std::make_unique<ZstdHolder>();
-            ZSTD_CCtx* cctx = zstd_->cctx;
+            // A context of its own for every body (see the class comment in mc/oneshot.h).
+            const ZstdContext zstd;
+            ZSTD_CCtx* cctx = zstd.cctx;
             if (cctx == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot create context"};
-            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
             std::size_t rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, p.level);
             // RFC 9659: at most an 8 MiB window; tune() sized it to the body.
             if (!ZSTD_isError(rc))
@@ -110,7 +111,6 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             if (ZSTD_isError(rc)) return Status{Code::kInvalidArgument, ZSTD_getErrorName(rc)};
             const std::size_t n =
                 ZSTD_compress2(cctx, out.data(), out.size(), in.data(), in.size());
-            if (retained_bytes() > kOneShotKeepLimit) zstd_.reset();
             if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
             return n;
         }
@@ -119,18 +119,14 @@ Result<std::size_t> OneShotCompressor::compress(const EncoderParams& params,
             if (p.dictionary == nullptr)
                 return Status{Code::kInvalidArgument, "dcz: no dictionary"};
             if (out.size() < kDczHeaderSize) return Status{Code::kLibraryError, "dcz: no room"};
-            if (!zstd_) zstd_ = std::make_unique<ZstdHolder>();
-            ZSTD_CCtx* cctx = zstd_->cctx;
+            const ZstdContext zstd;
+            ZSTD_CCtx* cctx = zstd.cctx;
             if (cctx == nullptr) return Status{Code::kOutOfMemory, "zstd: cannot create context"};
-            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
             if (Status st = setup_dcz(cctx, p); !st.is_ok()) return st;
             const auto header = dcz_header(p.dictionary->hash());
             std::copy(header.begin(), header.end(), out.begin());
             const std::size_t n = ZSTD_compress2(cctx, out.data() + kDczHeaderSize,
                                                  out.size() - kDczHeaderSize, in.data(), in.size());
-            // The context must not keep pointing at a dictionary that may go away.
-            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
-            if (retained_bytes() > kOneShotKeepLimit) zstd_.reset();
             if (ZSTD_isError(n)) return Status{Code::kLibraryError, ZSTD_getErrorName(n)};
             return kDczHeaderSize + n;
         }
