@@ -10,7 +10,8 @@
 // Each input x coding x level is measured in the modes the filter uses: "whole"
 // (mc::compress_all: a fresh encoder, the body in one call with its size known), "stream"
 // (mc::make_encoder, 8 KiB writes, then kFinish) and, where the core has it, "oneshot"
-// (mc::OneShotCompressor: state reused across bodies, libdeflate for gzip; gzip and zstd only).
+// (mc::OneShotCompressor: libdeflate's compressor reused across bodies, a new zstd context for
+// each; gzip and zstd only).
 // Counters: bytes_per_second (input MB/s), ratio (out/in), out_bytes.
 #include <benchmark/benchmark.h>
 
@@ -187,7 +188,7 @@ void bm_stream(benchmark::State& state, const Input* input, mc::EncoderParams pa
 #ifdef MC_BENCH_ONESHOT
 void bm_oneshot(benchmark::State& state, const Input* input, mc::EncoderParams params) {
     const std::span<const std::byte> in = bytes_of(input->data);
-    mc::OneShotCompressor compressor;  // one per worker thread in the module
+    mc::OneShotCompressor compressor;  // as the module's pool lends one to a body
     std::vector<std::byte> out(mc::OneShotCompressor::bound(params.coding, in.size()));
     std::size_t n = 0;
     for (auto _ : state) {
