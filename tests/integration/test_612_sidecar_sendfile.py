@@ -152,3 +152,46 @@ def test_mc_612_02_tier_hits_and_sidecars_over_h2(env, tmp_path):
             assert r.status == 200 and r.body == Path(str(page) + ".zst").read_bytes(), r.headers
     finally:
         srv.stop()
+
+
+# ---- over TLS a sidecar larger than one bucket buffer is read whole, in one read()
+
+def test_mc_612_03_sidecar_over_tls_is_read_whole(env, tmp_path):
+    """mod_ssl reads every byte of a response, so over TLS (HTTP/2 or HTTP/1.1) a sidecar of
+    more than one bucket buffer is read in one read() into memory, whatever EnableSendfile says,
+    once its body is to be sent: not for a HEAD nor a 304. Its bytes are the sidecar's."""
+    srv = TlsServer(env, "whole-tls",
+                    extra_conf=TLS_EXTRA + "\nLogLevel notice multicompress:trace1\n",
+                    mpm_conf=ONE_CHILD, htdocs_copies=[("sf-on", "static"), ("sf-off", "static")])
+    try:
+        srv.start()
+        for d in ("sf-on", "sf-off"):
+            page = srv.htdocs / d / "big.html"
+            big_page(page)
+            write_sidecar(page, "zstd", newer_by=1)
+            side = Path(str(page) + ".zst").read_bytes()
+            assert len(side) > 8000, len(side)
+            url = srv.https_url(f"/{d}/big.html")
+            for proto in ("--http2", "--http1.1"):
+                mark = srv.log_size()
+                r = curl(url, tmp_path, proto, "-H", "Accept-Encoding: zstd")
+                assert r.status == 200 and r.header("content-encoding") == "zstd", r.headers
+                assert r.body == side
+                assert decode(r.body, "zstd") == page.read_bytes()
+                time.sleep(0.3)
+                log = srv.read_log(mark)
+                assert f"sending sidecar {page}.zst (read whole)" in log, (proto, log[-2000:])
+                # a HEAD and a 304 read nothing
+                mark = srv.log_size()
+                h = curl(url, tmp_path, proto, "-I", "-H", "Accept-Encoding: zstd")
+                assert h.status == 200, h.headers  # (curl -I writes the head as its body)
+                assert h.header("content-length") in (None, str(len(side))), h.headers
+                etag = r.header("etag")
+                c = curl(url, tmp_path, proto, "-H", "Accept-Encoding: zstd",
+                         "-H", f"If-None-Match: {etag}")
+                assert c.status == 304 and c.body == b"", c.headers
+                time.sleep(0.3)
+                log = srv.read_log(mark)
+                assert "(read whole)" not in log, (proto, log[-2000:])
+    finally:
+        srv.stop()
