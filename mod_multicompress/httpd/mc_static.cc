@@ -91,7 +91,7 @@ bool over_tls(conn_rec* c) {
 }
 
 // The sidecar read whole, from its start, in one read() into a heap bucket. nullptr when the file
-// no longer has the size its stat said (it is being replaced).
+// no longer has the size its stat said (it is being replaced), with `side.fd` back at its start.
 apr_bucket* read_whole_sidecar(request_rec* r, const Sidecar& side) {
     const auto size = static_cast<apr_size_t>(side.finfo.size);
     apr_bucket_alloc_t* list = r->connection->bucket_alloc;
@@ -101,6 +101,8 @@ apr_bucket* read_whole_sidecar(request_rec* r, const Sidecar& side) {
     apr_size_t got = size + 1;
     if (apr_file_read(side.fd, buf, &got) != APR_SUCCESS || got != size) {
         apr_bucket_free(buf);
+        apr_off_t start = 0;  // for whoever reads it next from where it is (put_digests)
+        apr_file_seek(side.fd, APR_SET, &start);
         return nullptr;
     }
     return apr_bucket_heap_create(static_cast<const char*>(buf), size, apr_bucket_free, list);
