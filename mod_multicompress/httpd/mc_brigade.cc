@@ -28,9 +28,7 @@ namespace {
 // to MaxMemFree, for as long as a slow client keeps the connection: 256 slow downloads of a
 // 1.7 MB file, +560 MiB against +95 MiB mapped): where the module reads a larger one whole or in
 // part (a whole body, the saving probe), it copies the bytes with pread() into memory of its own
-// (read_file_into); elsewhere it is left as EnableMMAP says.
-constexpr apr_size_t kReadWholeBytes = 256 * 1024;
-
+// (read_file_into); elsewhere it is left as EnableMMAP says. (kReadWholeBytes: mc_brigade.h.)
 void read_unmapped(apr_bucket* e) {
     if (e->length > kReadWholeBytes) return;
     apr_bucket_file_enable_mmap(e, 0);

@@ -17,6 +17,10 @@
 
 namespace mc::httpd {
 
+/// Most bytes of a file the module reads into memory in one read() rather than mapping it or
+/// leaving it to the core (see mc_brigade.cc).
+inline constexpr apr_size_t kReadWholeBytes = 256 * 1024;
+
 /// apr_bucket_read; a FILE bucket of up to 256 KiB is read in one read(), never mapped (whatever
 /// EnableMMAP says); a larger one as EnableMMAP says.
 apr_status_t read_bucket(apr_bucket* e, const char** data, apr_size_t* len, apr_read_type_e block);

@@ -80,9 +80,6 @@ int send_precondition(request_rec* r, int status) {
     return send_brigade(r, apr_brigade_create(r->pool, r->connection->bucket_alloc));
 }
 
-// Most bytes of a sidecar read whole into memory over TLS (send_sidecar).
-constexpr apr_off_t kTlsOneReadMax = 256 * 1024;
-
 // Whether the client's bytes go through TLS: on this connection, or on the one an HTTP/2 stream
 // runs over.
 bool over_tls(conn_rec* c) {
@@ -132,8 +129,8 @@ int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const
     // sidecar: 20 of each per response; 411 against 363 us of CPU per hit, a 28 KB one 196
     // against 186, in alternating rounds of bench/hits_perf.py --tls). Should the file have
     // changed size meanwhile, it goes as a file bucket, as before.
-    if (whole == nullptr && !r->header_only && side.finfo.size <= kTlsOneReadMax &&
-        over_tls(r->connection)) {
+    if (whole == nullptr && !r->header_only &&
+        side.finfo.size <= static_cast<apr_off_t>(kReadWholeBytes) && over_tls(r->connection)) {
         whole = read_whole_sidecar(r, side);
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s (%s)", side.path,
