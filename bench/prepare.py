@@ -85,10 +85,11 @@ def build(build_dir: str, with_module: bool) -> tuple[str | None, str | None]:
     log(f"building in {build_dir} (Release)")
     cfg = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
            "-DMC_BUILD_TESTS=OFF", f"-DMC_BUILD_MODULE={'ON' if with_module else 'OFF'}"]
-    # Only what the bench needs (the module, the precompress tool for the sidecars, not the
-    # tests), so --quick stays short on a fresh checkout.
-    targets = ["mc_core"] + (["mod_multicompress", "multicompress-precompress"]
-                             if with_module else [])
+    # Only what the bench needs (the module, the precompress tool for the sidecars, bench/floor's
+    # two modules: the hits' floor rows and vs_nginx.py --lib-floor; not the tests), so --quick
+    # stays short on a fresh checkout.
+    targets = ["mc_core"] + (["mod_multicompress", "multicompress-precompress", "mod_mc_floor",
+                              "mod_mc_libfloor"] if with_module else [])
     if os.path.exists("/usr/include/benchmark/benchmark.h"):
         targets.append("bench_encoders")
     for cmd in (cfg, ["cmake", "--build", build_dir, "-j2", "--target", *targets]):

@@ -2,7 +2,10 @@
 """mod_multicompress against nginx + ngx_brotli / gzip on one file and coding, at several wrk
 connection counts, in alternating rounds: a quick A/B for what bench/run's full table shows, and
 with --perf where each server's CPU per response goes; with --plain, plain Apache sending the
-same bytes as a file: what Apache itself costs per response at each connection count.
+same bytes as a file: what Apache itself costs per response at each connection count; with
+--lib-floor, plain Apache plus bench/floor/mod_mc_libfloor.so, a handler that answers with the
+library's one call and nothing else (both bodies decoded and checked against FILE): the least a
+live response of this coding costs inside this Apache.
 
 Starts bench/servers.py's Apache with the module (event MPM in Debian's sizing, 2 x 25 threads,
 EnableSendfile Off and EnableMMAP On as Debian ships them; --sendfile turns sendfile on) and its
@@ -23,6 +26,7 @@ side by side, so the difference per response shows where it is.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import re
 import shutil
@@ -32,6 +36,8 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+
+import brotli
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -46,6 +52,7 @@ mc_profile = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mc_profile)
 
 STATIC = HERE.parent / "tests" / "integration" / "htdocs" / "static"
+LIBFLOOR_MODULE = HERE.parent / "build" / "bench" / "bench" / "mod_mc_libfloor.so"
 
 
 def wrk(url: str, coding: str, conns: int, seconds: int,
@@ -143,6 +150,10 @@ def main() -> int:
                     help="also plain Apache (no module, EnableMMAP Off) sending the body ours "
                          "sends as a file (FILE.gz / FILE.br, AddEncoding): Apache's own cost "
                          "per response at each connection count")
+    ap.add_argument("--lib-floor", metavar="SO", nargs="?", const=str(LIBFLOOR_MODULE),
+                    help="also plain Apache plus bench/floor's mod_mc_libfloor.so (default: the "
+                         "bench build's), which answers with the library's one call and nothing "
+                         "else: the least a live response of this coding costs in this Apache")
     ap.add_argument("--warm", metavar="FILE",
                     help="before the rounds, every server sends FILE with the same coding for "
                          "2 s (the state a server serving a whole site is in: glibc's heap "
@@ -168,7 +179,7 @@ def main() -> int:
     try:
         tls = h2.make_certificate(str(tmp / "tls")) if args.tls else None
         scheme = "https" if tls else "http"
-        ports = iter(servers.free_ports(5))
+        ports = iter(servers.free_ports(6))
         module = str(Path(args.module).resolve())
         srvs["mod_multicompress"] = servers.Apache(
             "multicompress", str(tmp / "apache"), str(docroot), {key: next(ports)},
@@ -191,6 +202,16 @@ def main() -> int:
             srvs["plain Apache"] = servers.Apache(
                 "plain", str(tmp / "apache-plain"), str(plain_root), {key: next(ports)},
                 sendfile=args.sendfile, mmap=False, tls=tls)
+        if args.lib_floor:
+            floor_root = tmp / "htdocs-floor"  # the body is the handler's, not a sidecar's
+            floor_root.mkdir()
+            for f in (STATIC / "small.html", Path(args.file)) + ((Path(args.warm),) if warm else ()):
+                shutil.copy(f, floor_root / f.name)
+            srvs["library floor"] = servers.Apache(
+                "plain", str(tmp / "apache-libfloor"), str(floor_root), {key: next(ports)},
+                sendfile=args.sendfile, tls=tls,
+                extra_conf=[f"LoadModule mc_libfloor_module {Path(args.lib_floor).resolve()}",
+                            f"MCLibFloor {coding} {level}"])
         srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
                                       tls=tls)
         for s in srvs.values():
@@ -209,6 +230,19 @@ def main() -> int:
             (plain_root / (name + suffix)).write_bytes(body)
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
+        if args.lib_floor:  # both decode to the file, at the same length: one call each
+            decode = {"br": brotli.decompress, "gzip": gzip.decompress}[coding]
+            sizes = {}
+            for n in ("mod_multicompress", "library floor"):
+                body = subprocess.run(
+                    ["curl", "-sfk", "-H", f"Accept-Encoding: {coding}",
+                     f"{scheme}://127.0.0.1:{srvs[n].ports[key]}/{name}"],
+                    capture_output=True, check=True, timeout=60).stdout
+                if decode(body) != Path(args.file).read_bytes():
+                    raise RuntimeError(f"{n}: the {coding} body does not decode to {name}")
+                sizes[n] = len(body)
+            print(f"(library floor sends {sizes['library floor']} bytes, ours "
+                  f"{sizes['mod_multicompress']})")
         if warm:
             for s in srvs.values():
                 wrk(f"{scheme}://127.0.0.1:{s.ports[key]}/{warm}", coding, 16, 2)
