@@ -205,7 +205,7 @@ def main() -> int:
         if args.lib_floor:
             floor_root = tmp / "htdocs-floor"  # the body is the handler's, not a sidecar's
             floor_root.mkdir()
-            for f in (STATIC / "small.html", Path(args.file)) + ((Path(args.warm),) if warm else ()):
+            for f in [STATIC / "small.html", Path(args.file)] + ([Path(args.warm)] if warm else []):
                 shutil.copy(f, floor_root / f.name)
             srvs["library floor"] = servers.Apache(
                 "plain", str(tmp / "apache-libfloor"), str(floor_root), {key: next(ports)},
@@ -230,17 +230,17 @@ def main() -> int:
             (plain_root / (name + suffix)).write_bytes(body)
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
-        if args.lib_floor:  # both decode to the file, at the same length: one call each
+        if args.lib_floor:  # both decode to the file; their lengths are printed side by side
             decode = {"br": brotli.decompress, "gzip": gzip.decompress}[coding]
             sizes = {}
             for n in ("mod_multicompress", "library floor"):
-                body = subprocess.run(
+                got = subprocess.run(
                     ["curl", "-sfk", "-H", f"Accept-Encoding: {coding}",
                      f"{scheme}://127.0.0.1:{srvs[n].ports[key]}/{name}"],
                     capture_output=True, check=True, timeout=60).stdout
-                if decode(body) != Path(args.file).read_bytes():
+                if decode(got) != Path(args.file).read_bytes():
                     raise RuntimeError(f"{n}: the {coding} body does not decode to {name}")
-                sizes[n] = len(body)
+                sizes[n] = len(got)
             print(f"(library floor sends {sizes['library floor']} bytes, ours "
                   f"{sizes['mod_multicompress']})")
         if warm:
