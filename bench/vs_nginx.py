@@ -5,7 +5,8 @@ with --perf where each server's CPU per response goes; with --plain, plain Apach
 same bytes as a file: what Apache itself costs per response at each connection count; with
 --lib-floor, plain Apache plus bench/floor/mod_mc_libfloor.so, a handler that answers with the
 library's one call and nothing else (both bodies decoded and checked against FILE): the least a
-live response of this coding costs inside this Apache.
+live response of this coding costs inside this Apache (for zstd-N, which nginx lacks, the
+reference of the ratios instead of nginx).
 
 Starts bench/servers.py's Apache with the module (event MPM in Debian's sizing, 2 x 25 threads,
 EnableSendfile Off and EnableMMAP On as Debian ships them; --sendfile turns sendfile on) and its
@@ -38,6 +39,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import brotli
+import zstandard
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -135,7 +137,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", required=True)
     ap.add_argument("--file", required=True)
-    ap.add_argument("--coding", default="br-4", help="br-N or gzip-N (default br-4)")
+    ap.add_argument("--coding", default="br-4",
+                    help="br-N or gzip-N (default br-4); zstd-N with --lib-floor (nginx has no "
+                         "zstd: the library floor is then the reference)")
     ap.add_argument("--connections", default="16")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=2, help="per wrk run")
@@ -164,6 +168,8 @@ def main() -> int:
     args = ap.parse_args()
     coding, level = args.coding.rsplit("-", 1)
     key = (coding, int(level))
+    if coding == "zstd" and not args.lib_floor:
+        ap.error("zstd needs --lib-floor: nginx has no zstd to compare with")
     conns = [int(c) for c in args.connections.split(",")]
     name = Path(args.file).name
     tmp = Path(tempfile.mkdtemp(prefix="mc-vs-nginx-"))
@@ -212,14 +218,16 @@ def main() -> int:
                 sendfile=args.sendfile, tls=tls,
                 extra_conf=[f"LoadModule mc_libfloor_module {Path(args.lib_floor).resolve()}",
                             f"MCLibFloor {coding} {level}"])
-        srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot), {key: next(ports)},
-                                      tls=tls)
+        if coding != "zstd":
+            srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot),
+                                               {key: next(ports)}, tls=tls)
+        ref = "nginx" if "nginx" in srvs else "library floor"
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
         paths = {n: name for n in srvs}
         if args.plain:
             ours = srvs["mod_multicompress"]
-            suffix = {"gzip": ".gz", "br": ".br"}[coding]
+            suffix = {"gzip": ".gz", "br": ".br", "zstd": ".zst"}[coding]
             head = tmp / "plain-head.txt"
             body = subprocess.run(
                 ["curl", "-sfk", "-D", str(head), "-H", f"Accept-Encoding: {coding}",
@@ -231,7 +239,9 @@ def main() -> int:
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
         if args.lib_floor:  # both decode to the file; their lengths are printed side by side
-            decode = {"br": brotli.decompress, "gzip": gzip.decompress}[coding]
+            decode = {"br": brotli.decompress, "gzip": gzip.decompress,
+                      "zstd": lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)
+                      }[coding]
             sizes = {}
             for n in ("mod_multicompress", "library floor"):
                 got = subprocess.run(
@@ -259,7 +269,7 @@ def main() -> int:
         for c in conns:
             us = {n: tally[(n, c)][0] / max(tally[(n, c)][1], 1) * 1e6 for n in srvs}
             print(f"{name} {args.coding} -c{c}: " + ", ".join(
-                f"{n} {us[n]:.0f} µs CPU/req ({us['nginx'] / us[n]:.2f}× nginx req/CPU-s)"
+                f"{n} {us[n]:.0f} µs CPU/req ({us[ref] / us[n]:.2f}× {ref} req/CPU-s)"
                 for n in srvs))
             if args.plain:  # what the module adds to Apache's own cost at this count
                 print(f"  mod_multicompress − plain Apache: "

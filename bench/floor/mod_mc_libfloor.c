@@ -4,15 +4,16 @@
  * library's one call, nothing else (no negotiation, no headers beyond Content-Encoding and Vary,
  * no ETag, no checks). bench/vs_nginx.py --lib-floor loads it into a third Apache (`library
  * floor`) beside mod_multicompress and nginx: what this Apache, its threads and its per-request
- * cost leave of a live br or gzip response, measured in the same rounds, where bench/run's floor
- * adds bench_encoders' hot-loop time of the call to plain Apache's.
+ * cost leave of a live response, measured in the same rounds, where bench/run's floor adds
+ * bench_encoders' hot-loop time of the call to plain Apache's.
  *
- *   MCLibFloor br 4 | gzip 6
+ *   MCLibFloor br 4 | gzip 6 | zstd 3
  *
- * br: BrotliEncoderCompress (libbrotlienc's one call; its default allocator), the quality given
- * and the window mod_multicompress picks for a body of this length (the smallest of 10..22 bits
- * that holds it), so the bytes are ours'. gzip: libdeflate's gzip one call at the level given,
- * a compressor per response (its default allocator). */
+ * Each with the library's default allocator and the parameters mod_multicompress gives a whole
+ * body of this length (mc::tune in params.cc), so the bytes are ours': br BrotliEncoderCompress,
+ * the window the smallest of 10..22 bits that holds the body; gzip libdeflate's gzip call, a
+ * compressor per response; zstd ZSTD_compress2 with a new context, the window the smallest from
+ * 10 bits that holds the body, capped at the level's own. */
 #include <httpd.h>
 #include <http_config.h>
 #include <http_core.h>
@@ -22,22 +23,27 @@
 
 #include <brotli/encode.h>
 #include <libdeflate.h>
+#include <zstd.h>
 
 #include <stdlib.h>
 #include <string.h>
 
 module AP_MODULE_DECLARE_DATA mc_libfloor_module;
 
+enum libfloor_coding { LIBFLOOR_OFF, LIBFLOOR_BR, LIBFLOOR_GZIP, LIBFLOOR_ZSTD };
+
 typedef struct {
-    int brotli; /* 1: br, 0: gzip, -1: off */
+    enum libfloor_coding coding;
     int level;
 } libfloor_conf;
+
+static const char *const coding_token[] = {"", "br", "gzip", "zstd"};
 
 static void *create_server_conf(apr_pool_t *p, server_rec *s)
 {
     libfloor_conf *c = apr_pcalloc(p, sizeof(*c));
     (void)s;
-    c->brotli = -1;
+    c->coding = LIBFLOOR_OFF;
     return c;
 }
 
@@ -46,13 +52,16 @@ static const char *set_libfloor(cmd_parms *cmd, void *dummy, const char *coding,
     libfloor_conf *c = ap_get_module_config(cmd->server->module_config, &mc_libfloor_module);
     (void)dummy;
     if (strcmp(coding, "br") == 0) {
-        c->brotli = 1;
+        c->coding = LIBFLOOR_BR;
     }
     else if (strcmp(coding, "gzip") == 0) {
-        c->brotli = 0;
+        c->coding = LIBFLOOR_GZIP;
+    }
+    else if (strcmp(coding, "zstd") == 0) {
+        c->coding = LIBFLOOR_ZSTD;
     }
     else {
-        return "MCLibFloor: br or gzip";
+        return "MCLibFloor: br, gzip or zstd";
     }
     c->level = atoi(level);
     return NULL;
@@ -63,6 +72,18 @@ static int brotli_window(apr_size_t n)
 {
     int w = 10;
     while (w < 22 && ((apr_size_t)1 << w) - 16 < n) {
+        ++w;
+    }
+    return w;
+}
+
+/* mod_multicompress's zstd window for a body of n bytes at a level (params.cc: the level's own
+ * window from libzstd's table for large inputs, shrunk to the body). */
+static int zstd_window(apr_size_t n, int level)
+{
+    int cap = level <= 1 ? 19 : level == 2 ? 20 : level <= 8 ? 21 : level <= 16 ? 22 : 23;
+    int w = 10;
+    while (w < cap && ((apr_size_t)1 << w) < n) {
         ++w;
     }
     return w;
@@ -80,12 +101,12 @@ static int libfloor_handler(request_rec *r)
     size_t out_len;
     apr_bucket_brigade *bb;
 
-    if (c->brotli < 0 || r->main != NULL || r->method_number != M_GET ||
+    if (c->coding == LIBFLOOR_OFF || r->main != NULL || r->method_number != M_GET ||
         r->finfo.filetype != APR_REG || r->finfo.size > (1 << 24)) {
         return DECLINED;
     }
     accept = apr_table_get(r->headers_in, "Accept-Encoding");
-    if (accept == NULL || ap_strstr_c(accept, c->brotli ? "br" : "gzip") == NULL) {
+    if (accept == NULL || ap_strstr_c(accept, coding_token[c->coding]) == NULL) {
         return DECLINED;
     }
     len = (apr_size_t)r->finfo.size;
@@ -99,11 +120,26 @@ static int libfloor_handler(request_rec *r)
     }
     apr_file_close(fd);
 
-    if (c->brotli) {
+    if (c->coding == LIBFLOOR_BR) {
         out_len = BrotliEncoderMaxCompressedSize(len);
         out = apr_palloc(r->pool, out_len);
         if (!BrotliEncoderCompress(c->level, brotli_window(len), BROTLI_MODE_GENERIC, len,
                                    (const uint8_t *)in, &out_len, (uint8_t *)out)) {
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    else if (c->coding == LIBFLOOR_ZSTD) {
+        ZSTD_CCtx *z = ZSTD_createCCtx();
+        if (z == NULL) {
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, c->level);
+        ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, zstd_window(len, c->level));
+        out_len = ZSTD_compressBound(len);
+        out = apr_palloc(r->pool, out_len);
+        out_len = ZSTD_compress2(z, out, out_len, in, len);
+        ZSTD_freeCCtx(z);
+        if (ZSTD_isError(out_len)) {
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
@@ -120,7 +156,7 @@ static int libfloor_handler(request_rec *r)
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
-    apr_table_setn(r->headers_out, "Content-Encoding", c->brotli ? "br" : "gzip");
+    apr_table_setn(r->headers_out, "Content-Encoding", coding_token[c->coding]);
     apr_table_setn(r->headers_out, "Vary", "Accept-Encoding");
     ap_set_content_length(r, (apr_off_t)out_len);
     bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
@@ -138,7 +174,7 @@ static void register_hooks(apr_pool_t *p)
 
 static const command_rec libfloor_cmds[] = {
     AP_INIT_TAKE2("MCLibFloor", set_libfloor, NULL, RSRC_CONF,
-                  "MCLibFloor br|gzip LEVEL: answer GET for files with the library's one call"),
+                  "MCLibFloor br|gzip|zstd LEVEL: answer GET for files with the library's one call"),
     {NULL}
 };
 
