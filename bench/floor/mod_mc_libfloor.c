@@ -12,7 +12,7 @@
  * Each with the library's default allocator and the parameters mod_multicompress gives a whole
  * body of this length (mc::tune in params.cc), so the bytes are ours': br BrotliEncoderCompress,
  * the window the smallest of 10..22 bits that holds the body; gzip libdeflate's gzip call, a
- * compressor per response; zstd ZSTD_compress2 with a new context, the window the smallest from
+ * compressor per response (ours keeps one: for gzip this floor is a little above the least); zstd ZSTD_compress2 with a new context, the window the smallest from
  * 10 bits that holds the body, capped at the level's own. */
 #include <httpd.h>
 #include <http_config.h>
