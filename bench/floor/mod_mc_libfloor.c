@@ -11,8 +11,8 @@
  *
  * Each with the library's default allocator and the parameters mod_multicompress gives a whole
  * body of this length (mc::tune in params.cc), so the bytes are ours': br BrotliEncoderCompress,
- * the window the smallest of 10..22 bits that holds the body; gzip libdeflate's gzip call, a
- * compressor per response (ours keeps one: for gzip this floor is a little above the least); zstd ZSTD_compress2 with a new context, the window the smallest from
+ * the window the smallest of 10..22 bits that holds the body; gzip libdeflate's gzip call with
+ * a compressor kept per thread (as ours keeps them); zstd ZSTD_compress2 with a new context, the window the smallest from
  * 10 bits that holds the body, capped at the level's own. */
 #include <httpd.h>
 #include <http_config.h>
@@ -144,14 +144,23 @@ static int libfloor_handler(request_rec *r)
         }
     }
     else {
-        struct libdeflate_compressor *z = libdeflate_alloc_compressor(c->level);
+        /* One compressor per thread, kept (as ours keeps them): libdeflate clears its tables on
+         * every call, so a kept one costs only the call. */
+        static _Thread_local struct libdeflate_compressor *z = NULL;
+        static _Thread_local int z_level = -1;
+        if (z == NULL || z_level != c->level) {
+            if (z != NULL) {
+                libdeflate_free_compressor(z);
+            }
+            z = libdeflate_alloc_compressor(c->level);
+            z_level = c->level;
+        }
         if (z == NULL) {
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         out_len = libdeflate_gzip_compress_bound(z, len);
         out = apr_palloc(r->pool, out_len);
         out_len = libdeflate_gzip_compress(z, in, len, out, out_len);
-        libdeflate_free_compressor(z);
         if (out_len == 0) {
             return HTTP_INTERNAL_SERVER_ERROR;
         }
