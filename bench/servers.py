@@ -52,6 +52,9 @@ PRE_EXT = {"gzip": "gz", "br": "br", "zstd": "zst"}
 # hit may not skip (a subrequest lookup of a URL in the same directory), and nothing else.
 FLOOR_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "build",
                             "bench", "bench", "mod_mc_floor.so")
+# bench/floor/mod_mc_libfloor.c, built beside it: a handler that is only the library's one call
+# (bench/vs_nginx.py --lib-floor).
+LIBFLOOR_MODULE = os.path.join(os.path.dirname(FLOOR_MODULE), "mod_mc_libfloor.so")
 
 
 def floor_conf(path: str | None = None) -> list[str] | None:

@@ -54,7 +54,6 @@ mc_profile = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mc_profile)
 
 STATIC = HERE.parent / "tests" / "integration" / "htdocs" / "static"
-LIBFLOOR_MODULE = HERE.parent / "build" / "bench" / "bench" / "mod_mc_libfloor.so"
 
 
 def wrk(url: str, coding: str, conns: int, seconds: int,
@@ -154,7 +153,7 @@ def main() -> int:
                     help="also plain Apache (no module, EnableMMAP Off) sending the body ours "
                          "sends as a file (FILE.gz / FILE.br, AddEncoding): Apache's own cost "
                          "per response at each connection count")
-    ap.add_argument("--lib-floor", metavar="SO", nargs="?", const=str(LIBFLOOR_MODULE),
+    ap.add_argument("--lib-floor", metavar="SO", nargs="?", const=servers.LIBFLOOR_MODULE,
                     help="also plain Apache plus bench/floor's mod_mc_libfloor.so (default: the "
                          "bench build's), which answers with the library's one call and nothing "
                          "else: the least a live response of this coding costs in this Apache")
@@ -225,14 +224,19 @@ def main() -> int:
         for s in srvs.values():
             s.start()  # stopped in finally, also when start() fails
         paths = {n: name for n in srvs}
-        if args.plain:
-            ours = srvs["mod_multicompress"]
-            suffix = {"gzip": ".gz", "br": ".br", "zstd": ".zst"}[coding]
-            head = tmp / "plain-head.txt"
-            body = subprocess.run(
-                ["curl", "-sfk", "-D", str(head), "-H", f"Accept-Encoding: {coding}",
-                 f"{scheme}://127.0.0.1:{ours.ports[key]}/{name}"],
+
+        def fetch(n: str, head: Path | None = None) -> bytes:
+            """FILE from server n with Accept-Encoding: coding, as sent (headers into head)."""
+            return subprocess.run(
+                ["curl", "-sfk", *(["-D", str(head)] if head else []),
+                 "-H", f"Accept-Encoding: {coding}",
+                 f"{scheme}://127.0.0.1:{srvs[n].ports[key]}/{name}"],
                 capture_output=True, check=True, timeout=60).stdout
+
+        if args.plain:
+            suffix = "." + servers.PRE_EXT[coding]
+            head = tmp / "plain-head.txt"
+            body = fetch("mod_multicompress", head)
             if not re.search(rf"(?mi)^content-encoding: *{coding}\s*$", head.read_text()):
                 raise RuntimeError(f"ours did not send {coding}: {head.read_text()[:500]}")
             (plain_root / (name + suffix)).write_bytes(body)
@@ -242,13 +246,11 @@ def main() -> int:
             decode = {"br": brotli.decompress, "gzip": gzip.decompress,
                       "zstd": lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)
                       }[coding]
+            original = Path(args.file).read_bytes()
             sizes = {}
             for n in ("mod_multicompress", "library floor"):
-                got = subprocess.run(
-                    ["curl", "-sfk", "-H", f"Accept-Encoding: {coding}",
-                     f"{scheme}://127.0.0.1:{srvs[n].ports[key]}/{name}"],
-                    capture_output=True, check=True, timeout=60).stdout
-                if decode(got) != Path(args.file).read_bytes():
+                got = fetch(n)
+                if decode(got) != original:
                     raise RuntimeError(f"{n}: the {coding} body does not decode to {name}")
                 sizes[n] = len(got)
             print(f"(library floor sends {sizes['library floor']} bytes, ours "

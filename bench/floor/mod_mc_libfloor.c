@@ -12,8 +12,8 @@
  * Each with the library's default allocator and the parameters mod_multicompress gives a whole
  * body of this length (mc::tune in params.cc), so the bytes are ours': br BrotliEncoderCompress,
  * the window the smallest of 10..22 bits that holds the body; gzip libdeflate's gzip call with
- * a compressor kept per thread (as ours keeps them); zstd ZSTD_compress2 with a new context, the window the smallest from
- * 10 bits that holds the body, capped at the level's own. */
+ * a compressor kept per thread (as ours keeps them); zstd ZSTD_compress2 with a new context, the
+ * window the smallest from 10 bits that holds the body, capped at the level's own. */
 #include <httpd.h>
 #include <http_config.h>
 #include <http_core.h>
@@ -37,6 +37,7 @@ typedef struct {
     int level;
 } libfloor_conf;
 
+/* Indexed by libfloor_coding: the directive's word and the Content-Encoding. */
 static const char *const coding_token[] = {"", "br", "gzip", "zstd"};
 
 static void *create_server_conf(apr_pool_t *p, server_rec *s)
@@ -50,21 +51,16 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
 static const char *set_libfloor(cmd_parms *cmd, void *dummy, const char *coding, const char *level)
 {
     libfloor_conf *c = ap_get_module_config(cmd->server->module_config, &mc_libfloor_module);
+    int i;
     (void)dummy;
-    if (strcmp(coding, "br") == 0) {
-        c->coding = LIBFLOOR_BR;
+    for (i = LIBFLOOR_BR; i <= LIBFLOOR_ZSTD; ++i) {
+        if (strcmp(coding, coding_token[i]) == 0) {
+            c->coding = (enum libfloor_coding)i;
+            c->level = atoi(level);
+            return NULL;
+        }
     }
-    else if (strcmp(coding, "gzip") == 0) {
-        c->coding = LIBFLOOR_GZIP;
-    }
-    else if (strcmp(coding, "zstd") == 0) {
-        c->coding = LIBFLOOR_ZSTD;
-    }
-    else {
-        return "MCLibFloor: br, gzip or zstd";
-    }
-    c->level = atoi(level);
-    return NULL;
+    return "MCLibFloor: br, gzip or zstd";
 }
 
 /* mod_multicompress's brotli window for a body of n bytes (params.cc, window_for_length). */
