@@ -179,7 +179,8 @@ static void register_hooks(apr_pool_t *p)
 
 static const command_rec libfloor_cmds[] = {
     AP_INIT_TAKE2("MCLibFloor", set_libfloor, NULL, RSRC_CONF,
-                  "MCLibFloor br|gzip|zstd LEVEL: answer GET for files with the library's one call"),
+                  "MCLibFloor br|gzip|zstd LEVEL: answer GET for files with the library's "
+                  "one call"),
     {NULL}
 };
 
