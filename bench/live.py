@@ -14,6 +14,11 @@ import h2
 import nginx_server
 import servers
 from prepare import compress, decode, fetch, log
+# LIBFLOOR: bench/floor/mod_mc_libfloor.c in plain Apache, a handler that answers with the
+# library's one call for the file and nothing else (`MCLibFloor CODING LEVEL`), beside ours on
+# every live row at the default levels: what a live response costs any module in this Apache,
+# measured in the same rounds (the limit adds bench_encoders' hot-loop time of the call instead).
+from report import LIBFLOOR
 
 MID = "manual.html"              # the mid-size HTML of the targets
 SMALL = "small.html"             # the 2.5 KB page
@@ -60,13 +65,15 @@ FILE_ROWS = ("precompressed", "nginx (static)", NOMMAP)
 def skey(server: str, proto: str) -> str:
     """The name of the server instance behind a row's server in a mode ("nginx (static)" is a
     port of the mode's nginx)."""
-    base = {"nginx (static)": "nginx", NOMMAP: "precompressed-nommap"}.get(server, server)
+    base = {"nginx (static)": "nginx", NOMMAP: "precompressed-nommap",
+            LIBFLOOR: "libfloor"}.get(server, server)
     return base if proto == "h1" else f"{base}@{proto}"
 
 
 class LiveRuns:
     """Mixin of bench/run's Bench: uses its args, quick, tmp, cert, servers, originals,
-    body_bytes, pre_variants, failures, warnings, rounds, round_s and wrk."""
+    body_bytes, pre_variants, failures, warnings, rounds, round_s, wrk and libfloor (the
+    LoadModule line of bench/floor's mod_mc_libfloor, or None when it is not built)."""
 
     skey = staticmethod(skey)
 
@@ -95,6 +102,9 @@ class LiveRuns:
         runs = []
 
         def add(proto, f, coding, level, names):
+            if have_ours and self.libfloor and OURS in names and (coding, level) in DEFAULTS \
+                    and coding != "identity":
+                names = names + [LIBFLOOR]
             runs.extend((proto, f, coding, level, s) for s in names if have_ours or s != OURS)
 
         floor_files = set(h2_files) | {MID, SMALL}   # the targets' files and the small page
@@ -165,6 +175,11 @@ class LiveRuns:
             wd = os.path.join(self.tmp, prefix + name.replace("@", "-"))
             if base == "nginx":
                 out[name] = nginx_server.Nginx(wd, docroot, pmap, send_buffer, tls=tls, label=name)
+            elif base == "libfloor":
+                out[name] = servers.Apache(
+                    "plain", wd, docroot, pmap, None, send_buffer, extra_conf=self.libfloor,
+                    vhost_conf={k: [f"MCLibFloor {k[0]} {k[1]}"] for k in pmap}, label=name,
+                    sizing=sizing, tls=tls, sendfile=proto == "h1-sendfile")
             else:
                 nommap = base == "precompressed-nommap"
                 variant = {"mod_deflate": "deflate", "mod_brotli": "brotli",
@@ -240,7 +255,7 @@ class LiveRuns:
         for name, srv in self.servers.items():
             base, _, proto = name.partition("@")
             proto = proto or "h1"
-            rows = [(base, set(srv.ports) & DEFAULTS)]
+            rows = [({"libfloor": LIBFLOOR}.get(base, base), set(srv.ports) & DEFAULTS)]
             if base in ("precompressed", "precompressed-nommap"):
                 rows = [(NOMMAP if base.endswith("nommap") else base, {("identity", 0)} | pre)]
             elif base == "nginx" and ("static", 0) in srv.ports:
@@ -262,7 +277,7 @@ class LiveRuns:
         for name, srv in self.servers.items():
             base, _, proto = name.partition("@")
             proto = proto or "h1"
-            if base not in (OURS, "nginx", "mod_deflate", "mod_brotli"):
+            if base not in (OURS, "nginx", "mod_deflate", "mod_brotli", "libfloor"):
                 continue
             for coding, level in sorted(srv.ports):
                 if coding not in ("gzip", "br", "zstd") or level > 6:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-SERVER_ORDER = ["mod_deflate", "mod_brotli", "mod_multicompress", "nginx", "precompressed",
-                "precompressed (no mmap)", "nginx (static)"]
+SERVER_ORDER = ["mod_deflate", "mod_brotli", "mod_multicompress", "library floor", "nginx",
+                "precompressed", "precompressed (no mmap)", "nginx (static)"]
 OURS = "mod_multicompress"
+LIBFLOOR = "library floor"   # bench/live.py: the library's one call in a bare handler
 
 
 def anchor_key(case: dict) -> tuple | None:
@@ -78,14 +79,23 @@ def encoder_us(encoders: list[dict]) -> dict[tuple[str, str, int, str], float]:
 
 
 def add_limits(cases: list[dict], encoders: list[dict]) -> None:
-    """Sets limit_us and x_limit (CPU µs per response over the limit) on every live row of ours."""
+    """Sets limit_us and x_limit (CPU µs per response over the limit) on every live row of ours
+    and of the library floor, and on ours lib_floor_us and x_lib_floor (over the library floor's
+    CPU µs per response in the same rounds)."""
     lib = encoder_us(encoders)
     plain = {(proto(c), c["file"]): c.get("cpu_us_per_req") for c in cases
              if c["server"] == "precompressed" and c["coding"] == "identity"}
+    floor = {(proto(c), c["file"], c["coding"], c["level"]): c.get("cpu_us_per_req")
+             for c in cases if c["server"] == LIBFLOOR}
     for c in cases:
         c["limit_us"] = c["x_limit"] = None
-        if c["server"] != OURS or c["coding"] == "identity":
+        if c["server"] not in (OURS, LIBFLOOR) or c["coding"] == "identity":
             continue
+        if c["server"] == OURS:
+            fl = floor.get((proto(c), c["file"], c["coding"], c["level"]))
+            c["lib_floor_us"] = fl
+            c["x_lib_floor"] = c["cpu_us_per_req"] / fl \
+                if fl and c.get("cpu_us_per_req") else None
         mode = limit_mode(c["coding"], c["level"])
         one = lib.get((c["file"], c["coding"], c["level"], mode))
         base = plain.get((proto(c), c["file"]))
@@ -108,9 +118,11 @@ def _sort_key(c: dict):
 
 def _x_limit(c: dict) -> str:
     x = c.get("x_limit")
-    if c["server"] != OURS or c["coding"] == "identity":
+    if c["server"] not in (OURS, LIBFLOOR) or c["coding"] == "identity":
         return ""
-    return _f(x, "{:.2f}") if x is None or x <= LIMIT_TARGET else f"**{x:.2f}**"
+    if c["server"] == LIBFLOOR or x is None or x <= LIMIT_TARGET:
+        return _f(x, "{:.2f}")
+    return f"**{x:.2f}**"
 
 
 def results_table(cases: list[dict], files: list[str]) -> list[str]:
@@ -215,7 +227,11 @@ LIMIT_NOTE = (
     "(the `precompressed` identity row of this run) + the library's one call for the body "
     "(bench_encoders of this run, CPU time: `oneshot` for gzip-1…7 and zstd, the filter's "
     "one-shot path; `whole` = `mc::compress_all` for br and gzip-8/9); × limit = CPU µs/req over "
-    f"the limit (target ≤ {LIMIT_TARGET}, bold above).")
+    f"the limit (target ≤ {LIMIT_TARGET}, bold above). `library floor`: plain Apache with "
+    "bench/floor's mod_mc_libfloor, a handler that reads the file and answers with that one "
+    "library call (the bytes ours sends) and nothing else, in the same rounds as ours: what the "
+    "call costs inside Apache's threaded children rather than in a hot loop; its × limit says "
+    "how far any module in this Apache stays from the limit.")
 
 MODE_TITLE = {
     "h1": "HTTP/1.1, Debian's defaults (EnableSendfile Off)",
@@ -334,7 +350,7 @@ def chart(cases: list[dict], files: list[str], path: str, title: str) -> None:
                 if any(variant(c) == v for c in cases)]
     colors = {"mod_deflate": "#4C72B0", "mod_brotli": "#DD8452", "mod_multicompress": "#C44E52",
               "nginx": "#55A868", "precompressed": "#8C8C8C", "nginx (static)": "#8FBF8F",
-              "precompressed (no mmap)": "#BBBBBB"}
+              "precompressed (no mmap)": "#BBBBBB", "library floor": "#E8A0A2"}
     fig, axes = plt.subplots(len(variants), 1, figsize=(13, 3.3 * len(variants)), squeeze=False)
     for ax, v in zip(axes[:, 0], variants):
         rows = [c for c in cases if variant(c) == v and c.get("req_per_cpu_s")]

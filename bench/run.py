@@ -81,6 +81,7 @@ class Bench(LiveRuns, CompressOnce):
         self.cert: tuple[str, str] | None = None
         self.pre_variants: list[tuple[str, int]] = []
         self.wrk: subprocess.Popen | None = None
+        self.libfloor: list[str] | None = None
         # compress once
         self.once: list[dict] = []
         self.once_servers: dict[str, servers.Apache] = {}
@@ -169,6 +170,8 @@ class Bench(LiveRuns, CompressOnce):
                                            "mod_multicompress.so")
         if args.without_ours:
             module_path = None
+        if module_path:   # the servers run with their own ServerRoot
+            module_path = os.path.abspath(module_path)
         if module_path and not os.path.isfile(module_path):
             raise RuntimeError(f"module not found: {module_path}")
 
@@ -189,6 +192,8 @@ class Bench(LiveRuns, CompressOnce):
             f.write(b"".join(self.originals[p] for p in RSS_PARTS))
 
         sizes = {r["name"]: r["size"] for r in records}
+        self.libfloor = servers.libfloor_conf(os.path.join(args.build_dir, "bench",
+                                                           "mod_mc_libfloor.so"))
         runs = self.plan(files, sizes, module_path is not None)
         if args.modes:
             runs = [r for r in runs if r[0] in args.modes]

@@ -64,6 +64,13 @@ def floor_conf(path: str | None = None) -> list[str] | None:
     return [f"LoadModule mc_floor_module {so}"] if os.path.isfile(so) else None
 
 
+def libfloor_conf(path: str | None = None) -> list[str] | None:
+    """The line that loads bench/floor's mod_mc_libfloor into a plain Apache (each virtual host
+    then says `MCLibFloor CODING LEVEL`), or None when it is not built."""
+    so = os.path.abspath(path or LIBFLOOR_MODULE)
+    return [f"LoadModule mc_libfloor_module {so}"] if os.path.isfile(so) else None
+
+
 def readable_by_workers(root) -> None:
     """Makes a temp tree (docroot, sidecars) readable by the servers' workers, which run as
     www-data: directories 0755, files 0644, `root` itself included."""

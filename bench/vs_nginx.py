@@ -169,6 +169,9 @@ def main() -> int:
     key = (coding, int(level))
     if coding == "zstd" and not args.lib_floor:
         ap.error("zstd needs --lib-floor: nginx has no zstd to compare with")
+    lib_floor = servers.libfloor_conf(args.lib_floor) if args.lib_floor else None
+    if args.lib_floor and lib_floor is None:
+        ap.error(f"--lib-floor: {args.lib_floor} is not built (bench/run builds it)")
     conns = [int(c) for c in args.connections.split(",")]
     name = Path(args.file).name
     tmp = Path(tempfile.mkdtemp(prefix="mc-vs-nginx-"))
@@ -215,8 +218,7 @@ def main() -> int:
             srvs["library floor"] = servers.Apache(
                 "plain", str(tmp / "apache-libfloor"), str(floor_root), {key: next(ports)},
                 sendfile=args.sendfile, tls=tls,
-                extra_conf=[f"LoadModule mc_libfloor_module {Path(args.lib_floor).resolve()}",
-                            f"MCLibFloor {coding} {level}"])
+                extra_conf=lib_floor + [f"MCLibFloor {coding} {level}"])
         if coding != "zstd":
             srvs["nginx"] = nginx_server.Nginx(str(tmp / "nginx"), str(docroot),
                                                {key: next(ports)}, tls=tls)
