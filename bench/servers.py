@@ -53,22 +53,25 @@ PRE_EXT = {"gzip": "gz", "br": "br", "zstd": "zst"}
 FLOOR_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "build",
                             "bench", "bench", "mod_mc_floor.so")
 # bench/floor/mod_mc_libfloor.c, built beside it: a handler that is only the library's one call
-# (bench/vs_nginx.py --lib-floor).
+# (bench/run's `library floor` rows, bench/vs_nginx.py --lib-floor).
 LIBFLOOR_MODULE = os.path.join(os.path.dirname(FLOOR_MODULE), "mod_mc_libfloor.so")
+
+
+def _load_if_built(module: str, so: str) -> list[str] | None:
+    so = os.path.abspath(so)
+    return [f"LoadModule {module} {so}"] if os.path.isfile(so) else None
 
 
 def floor_conf(path: str | None = None) -> list[str] | None:
     """The line that makes a plain Apache the `floor` of a sidecar hit (bench/floor/), or None
     when the module is not built."""
-    so = os.path.abspath(path or FLOOR_MODULE)
-    return [f"LoadModule mc_floor_module {so}"] if os.path.isfile(so) else None
+    return _load_if_built("mc_floor_module", path or FLOOR_MODULE)
 
 
 def libfloor_conf(path: str | None = None) -> list[str] | None:
     """The line that loads bench/floor's mod_mc_libfloor into a plain Apache (each virtual host
     then says `MCLibFloor CODING LEVEL`), or None when it is not built."""
-    so = os.path.abspath(path or LIBFLOOR_MODULE)
-    return [f"LoadModule mc_libfloor_module {so}"] if os.path.isfile(so) else None
+    return _load_if_built("mc_libfloor_module", path or LIBFLOOR_MODULE)
 
 
 def readable_by_workers(root) -> None:
