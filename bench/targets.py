@@ -369,8 +369,9 @@ def mode_targets(cases: list[dict], once: list[dict], sizes: dict[str, int]) -> 
             "the body (bench_encoders: a hot loop on one quiet thread, which Apache's threaded "
             "children do not reach). library floor = the `library floor` row: plain Apache with a "
             "handler that is nothing but that call (bench/floor/mod_mc_libfloor.c), measured in "
-            "the same rounds. Best reachable = nginx µs ÷ the library floor (the floor when it was "
-            "not measured); below 1.00 no module inside this Apache can reach nginx.", "",
+            "the same rounds. Best reachable = nginx µs ÷ the library floor (÷ ours where ours "
+            "costs less; ÷ the floor when the library floor was not measured); below 1.00 no "
+            "module inside this Apache can reach nginx.", "",
             "| mode | file | coding | ours µs/req | nginx µs/req | "
             "plain Apache, same bytes µs/req | library µs | floor µs | library floor µs/req | "
             "best reachable × nginx | ours × nginx | ours × library floor | verdict |",
