@@ -27,7 +27,6 @@ side by side, so the difference per response shows where it is.
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib.util
 import re
 import shutil
@@ -38,14 +37,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import brotli
-import zstandard
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import h2  # noqa: E402
 import nginx_server  # noqa: E402
 import servers  # noqa: E402
+from prepare import decode  # noqa: E402  (every body checked as bench/run checks it)
 
 # bench/profile.py (perf report parsing, libraries grouped), by path: "profile" is also a
 # module of Python's standard library.
@@ -245,14 +242,11 @@ def main() -> int:
             (plain_root / (name + suffix)).chmod(0o644)
             paths["plain Apache"] = name + suffix
         if args.lib_floor:  # both decode to the file; their lengths are printed side by side
-            decode = {"br": brotli.decompress, "gzip": gzip.decompress,
-                      "zstd": lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)
-                      }[coding]
             original = Path(args.file).read_bytes()
             sizes = {}
             for n in ("mod_multicompress", "library floor"):
                 got = fetch(n)
-                if decode(got) != original:
+                if decode(coding, got) != original:
                     raise RuntimeError(f"{n}: the {coding} body does not decode to {name}")
                 sizes[n] = len(got)
             print(f"(library floor sends {sizes['library floor']} bytes, ours "
