@@ -32,14 +32,14 @@ constexpr std::uint64_t kMalloc = 0x6d632d6d616c6c63;  // "mc-mallc"
 constexpr std::uint64_t kMapped = 0x6d632d6d6d617070;  // "mc-mmapp"
 constexpr std::uint64_t kPlaced = 0x6d632d706c616365;  // "mc-place": before a mapped payload
 
-// Where a mapped block's payload starts in its first page: one of 56 cache lines from 448 bytes
-// on, chosen by the size asked for (a hash of it, so a block taken back from the cache for the
-// same array keeps its place). A copy whose destination is a little ahead of its source modulo
-// 4 KiB makes every load wait for the store before it (the CPU compares only an address's low 12
+// Where a mapped block's payload starts in its first page: one of 56 cache lines from 448 bytes on,
+// chosen by the size asked for (a hash of it, so a block taken back from the cache for the same
+// array keeps its place). A copy whose destination is a little ahead of its source modulo 4 KiB
+// makes every load wait for the store before it (the CPU first compares only an address's low 12
 // bits): with every payload 16 bytes into its page, a 266 KB body paid it twice, in the kernel's
-// copy of each piece from the page cache (page-aligned) into the module's block (171 against
-// 33 us per response placed as here) and in brotli's copy of that piece into its ring buffer, 18
-// bytes into another such page (216 against 39 us): its br-4 cost 9 to 14 % more CPU
+// copy of each piece from the page cache (page-aligned) into the module's block (171 against 33 us
+// per response placed as here) and in brotli's copy of that piece into its ring buffer, 18 bytes
+// into another such page (216 against 39 us): its br-4 cost 9 to 14 % more CPU
 // (bench/results/br4-stylesheet.md). From 448 bytes on, a payload is at least that far ahead of a
 // page-aligned source, and blocks of different sizes (a library's input buffer, ring buffer, hash
 // table) start at different places.
