@@ -145,7 +145,9 @@ def main() -> int:
     ap.add_argument("--mmap-off", action="store_true",
                     help="also the module's Apache with EnableMMAP Off")
     ap.add_argument("--alt-module", metavar="SO",
-                    help="also an Apache with this build of the module (e.g. an adapter change)")
+                    help="also an Apache with this build of the module (e.g. an adapter change); "
+                    "the Apache started second has come out 3-7 %% ahead whichever build it ran "
+                    "(results/br4-stylesheet.md): run again with the two builds' places swapped")
     ap.add_argument("--plain", action="store_true",
                     help="also plain Apache (no module, EnableMMAP Off) sending the body ours "
                          "sends as a file (FILE.gz / FILE.br, AddEncoding): Apache's own cost "
