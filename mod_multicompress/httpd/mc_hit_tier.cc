@@ -13,7 +13,6 @@
 #include "mc_directive_args.h"
 #include "mc_log.h"
 #include "mc_pool.h"
-#include "mc_socache.h"
 
 APLOG_USE_MODULE(multicompress);
 
@@ -86,7 +85,7 @@ int hit_tier_pre_config(apr_pool_t* /*pconf*/, apr_pool_t* /*plog*/,
 }
 
 void hit_tier_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
-    if (!cache_wanted() || g_budget <= 0) return;
+    if (g_budget <= 0) return;  // also without the cache: sidecars read whole are kept
     try {
         // The pointer is cleared before the tier is destroyed (cleanups run in reverse order).
         g_tier = &pool_new<ChildTier>(pchild, static_cast<std::size_t>(g_budget))->tier();
@@ -95,6 +94,10 @@ void hit_tier_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
                      MC_LOGNO(00140) "cannot create the tier of verified cache entries");
     }
+}
+
+bool tier_on() {
+    return g_tier != nullptr;
 }
 
 mc::TierBody* tier_find(request_rec* r, std::string_view key, int min_level,
@@ -109,7 +112,7 @@ mc::TierBody* tier_find(request_rec* r, std::string_view key, int min_level,
         return nullptr;
     }
     hold_for_request(r, body);
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "cache: hit in the child's tier");
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "hit in the child's tier");
     return body;
 }
 
@@ -128,7 +131,7 @@ mc::TierBody* tier_keep(request_rec* r, std::string_view key, int level, int min
     set_cache_local_bytes(g_tier->bytes());
     hold_for_request(r, kept);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
-                  "cache: entry kept in the child's tier (level %d, %" APR_SIZE_T_FMT
+                  "kept in the child's tier (level %d, %" APR_SIZE_T_FMT
                   " bytes; the tier holds %" APR_SIZE_T_FMT " of %" APR_SIZE_T_FMT ")",
                   level, body.size(), g_tier->bytes(), g_tier->budget());
     return kept;

@@ -2,8 +2,9 @@
 // The child's tier of cache entries already verified (MultiCompressCacheLocal): a hit found there
 // is sent from the child's memory with a reference, without a copy out of the store under its
 // lock or a checksum of the body. Only entries at their final level enter it, each after
-// parse_entry accepted it; it is bounded by bytes (least recently used evicted), counted in the
-// status counters, and freed with the child.
+// parse_entry accepted it; and sidecars the module read whole, under the version of the file
+// (mc_sidecar.h), so a later hit opens nothing. It is bounded by bytes (least recently used
+// evicted), counted in the status counters, and freed with the child.
 #pragma once
 
 #include <httpd.h>
@@ -19,10 +20,12 @@ namespace mc::httpd {
 // MultiCompressCacheLocal SIZE|Off (main server) is declared in mc_directives.h.
 /// pre_config: the directive's default for the configuration about to be read.
 int hit_tier_pre_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp) noexcept;
-/// child_init: the child's tier where the cache is on (freed with `pchild`: a graceful restart's
-/// new children start empty).
+/// child_init: the child's tier unless it is off (freed with `pchild`: a graceful restart's new
+/// children start empty).
 void hit_tier_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
 
+/// Whether this child has a tier (MultiCompressCacheLocal is not Off).
+bool tier_on();
 /// The body kept for `key` when it was made at `min_level` or above and checked against a window
 /// no larger than `max_window` (0: a coding without windows), with a reference held until
 /// r->pool is cleared; nullptr when the tier has no such body (or is off).

@@ -10,6 +10,7 @@
 #include <http_log.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <http_ssl.h>
 
 #include <algorithm>
 #include <array>
@@ -28,6 +29,8 @@
 #include "mc/zstd_frame.h"
 #include "mc_brigade.h"
 #include "mc_file_memo.h"
+#include "mc_hit_tier.h"
+#include "mc_keys.h"
 #include "mc_log.h"
 #include "mc_shared.h"
 
@@ -83,12 +86,19 @@ Presence presence(request_rec* r, const char* path) {
 // RFC 9659: never send a zstd frame that needs more than the client's window (8 MiB for zstd;
 // dcz: its dictionary's bound): every frame of the file, not only the first (`zstd --long` and
 // concatenated files). The file is mapped and only its frame and block headers are read.
-bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path,
-               apr_off_t skip, std::uint64_t max_window) {
-    // path|skip|window, the numbers as they are in memory (no printf on every hit).
-    std::array<char, 1 + sizeof skip + sizeof max_window> what{'|'};
+// The part of a frames_ok verdict's key after the path: |skip|window, the numbers as they are in
+// memory (no printf on every hit).
+using FramesKey = std::array<char, 1 + sizeof(apr_off_t) + sizeof(std::uint64_t)>;
+FramesKey frames_key(apr_off_t skip, std::uint64_t max_window) {
+    FramesKey what{'|'};
     std::memcpy(what.data() + 1, &skip, sizeof skip);
     std::memcpy(what.data() + 1 + sizeof skip, &max_window, sizeof max_window);
+    return what;
+}
+
+bool frames_ok(request_rec* r, apr_file_t* fd, const apr_finfo_t& fi, const char* path,
+               apr_off_t skip, std::uint64_t max_window) {
+    const FramesKey what = frames_key(skip, max_window);
     const std::string_view key(what.data(), what.size());
     if (const auto known = checked_frames().find(path, fi, key)) return *known;
     apr_mmap_t* mm = nullptr;
@@ -227,11 +237,29 @@ bool lookup_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& 
     return true;
 }
 
-// The sidecar with `suffix`, found by lookup_sidecar and opened as the default handler would
-// (file permissions: it would answer 403). False otherwise (an unreadable one warned about once).
-bool open_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& side,
-                  bool exists = false) {
-    if (!lookup_sidecar(r, sfx, path, side, exists)) return false;
+// The child's tier key of the version of the sidecar its lookup found: a NUL (a cache entry's key
+// never starts with one), the path and its NUL, then device, inode, size, mtime and ctime as they
+// are in memory. A rewrite of the file changes its ctime, a chmod too.
+std::string_view tier_key(request_rec* r, const Sidecar& side) {
+    const std::size_t n = std::strlen(side.path);
+    const apr_finfo_t& fi = side.finfo;
+    const std::size_t size = 2 + n + sizeof fi.device + sizeof fi.inode + sizeof fi.size +
+                             sizeof fi.mtime + sizeof fi.ctime;
+    auto* key = static_cast<char*>(apr_palloc(r->pool, size));
+    char* out = key;
+    *out++ = '\0';
+    out = std::copy_n(side.path, n + 1, out);
+    out = put_raw(out, fi.device);
+    out = put_raw(out, fi.inode);
+    out = put_raw(out, fi.size);
+    out = put_raw(out, fi.mtime);
+    put_raw(out, fi.ctime);
+    return {key, size};
+}
+
+// The sidecar lookup_sidecar found, opened as the default handler would open it (file
+// permissions: it would answer 403). False otherwise (an unreadable one warned about once).
+bool open_sidecar(request_rec* r, Sidecar& side) {
     apr_file_t* fd = nullptr;
     // Opened as the default handler opens it at its own URL: sendfile as EnableSendfile says.
     if (const apr_status_t rv = apr_file_open(&fd, side.path, side.open_flags, 0, r->pool);
@@ -248,13 +276,31 @@ bool open_sidecar(request_rec* r, const char* sfx, const char* path, Sidecar& si
     return true;
 }
 
-// Refuses an opened sidecar: closes it, warns once per version of the file.
+// After lookup_sidecar: the bytes this child kept for this version of the sidecar when its checks
+// for this request are known to pass (`checked`), else the file opened (open_sidecar).
+bool kept_or_open(request_rec* r, Sidecar& side, bool checked) {
+    if (checked && side.finfo.size > 0 &&
+        sidecar_read(r, side.finfo.size) != SidecarRead::kAsFile &&
+        (side.kept = tier_find(r, tier_key(r, side), 0, 0)) != nullptr) {
+        return true;
+    }
+    return open_sidecar(r, side);
+}
+
+// Whether the client's bytes go through TLS: on this connection, or on the one an HTTP/2 stream
+// runs over.
+bool over_tls(conn_rec* c) {
+    return ap_ssl_conn_is_ssl(c) != 0 ||
+           (c->master != nullptr && ap_ssl_conn_is_ssl(c->master) != 0);
+}
+
+// Refuses a sidecar found: closes it, warns once per version of the file.
 bool refuse(request_rec* r, Sidecar& side, const char* why) {
     if (warned_files().first_time(side.path, side.finfo)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                       MC_LOGNO(00031) "not serving %s: %s (logged once per file)", side.path, why);
     }
-    apr_file_close(side.fd);
+    if (side.fd != nullptr) apr_file_close(side.fd);
     side.fd = nullptr;
     return false;
 }
@@ -283,10 +329,21 @@ bool find_sidecar(request_rec* r, mc::Coding coding, Sidecar& side) {
     const std::string_view suffix = mc::sidecar_suffix(coding);
     if (suffix.empty()) return false;
     const char* sfx = apr_pstrmemdup(r->pool, suffix.data(), suffix.size());
-    if (!open_sidecar(r, sfx, apr_pstrcat(r->pool, r->filename, sfx, nullptr), side)) return false;
-    if (coding == mc::Coding::kZstd && !frames_ok(r, side.fd, side.finfo, side.path, 0,
-                                                  std::uint64_t{1} << mc::kZstdMaxWindowLog)) {
-        return refuse(r, side, "its zstd window is over 8 MiB (RFC 9659)");
+    if (!lookup_sidecar(r, sfx, apr_pstrcat(r->pool, r->filename, sfx, nullptr), side, false)) {
+        return false;
+    }
+    // Every frame of a zstd one is checked once per version of it (frames_ok).
+    constexpr std::uint64_t kWindow = std::uint64_t{1} << mc::kZstdMaxWindowLog;
+    constexpr const char* kTooLarge = "its zstd window is over 8 MiB (RFC 9659)";
+    std::optional<bool> checked = true;
+    if (coding == mc::Coding::kZstd) {
+        const FramesKey what = frames_key(0, kWindow);
+        checked = checked_frames().find(side.path, side.finfo, {what.data(), what.size()});
+    }
+    if (checked == false) return refuse(r, side, kTooLarge);
+    if (!kept_or_open(r, side, checked.has_value())) return false;
+    if (!checked && !frames_ok(r, side.fd, side.finfo, side.path, 0, kWindow)) {
+        return refuse(r, side, kTooLarge);
     }
     if (!side.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
     return true;
@@ -302,7 +359,7 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
     // delta_sidecar_there() found it: not looked for again.
     if (there.path == nullptr) return false;
     side.sent_before = there.sent_before;
-    if (!open_sidecar(r, there.suffix, there.path, side, true)) return false;
+    if (!lookup_sidecar(r, there.suffix, there.path, side, true)) return false;
     // A client keeps at most max(8 MiB, 1.25 x dictionary) of window; without the dictionary's
     // bytes the server only knows that 8 MiB is always accepted.
     const std::uint64_t window = dictionary_size > 0
@@ -316,6 +373,8 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
     std::memcpy(what.data() + 12 + named.size(), &window, sizeof window);
     const std::string_view key(what.data(), what.size());
     std::optional<bool> sendable = checked_frames().find(side.path, side.finfo, key);
+    if (sendable == false) return refuse(r, side, "its dcz header names another dictionary");
+    if (!kept_or_open(r, side, sendable.has_value())) return false;
     if (!sendable) {
         // The name holds 64 bits of the hash; the dcz header holds all of it (RFC 9842 §4).
         std::array<std::byte, mc::kDczHeaderSize> head{};
@@ -334,10 +393,29 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
             return refuse(r, side, "its zstd frame needs a window its client may not keep");
         }
         sendable = checked_frames().remember(side.path, side.finfo, true, key);
+        if (!*sendable) return refuse(r, side, "its dcz header names another dictionary");
     }
-    if (!*sendable) return refuse(r, side, "its dcz header names another dictionary");
     if (!side.sent_before) sent_sidecars().remember(side.path, r->finfo, true);
     return true;
+}
+
+SidecarRead sidecar_read(const request_rec* r, apr_off_t size) {
+    if (size > 0 && size < static_cast<apr_off_t>(APR_BUCKET_BUFF_SIZE)) return SidecarRead::kFirst;
+    return size <= static_cast<apr_off_t>(kReadWholeBytes) && over_tls(r->connection)
+               ? SidecarRead::kForBody
+               : SidecarRead::kAsFile;
+}
+
+void keep_sidecar(request_rec* r, const Sidecar& side, std::string_view bytes) {
+    apr_finfo_t now;
+    if (!tier_on() || side.fd == nullptr ||
+        apr_file_info_get(&now, APR_FINFO_MIN | APR_FINFO_IDENT, side.fd) != APR_SUCCESS ||
+        now.device != side.finfo.device || now.inode != side.finfo.inode ||
+        now.size != side.finfo.size || now.mtime != side.finfo.mtime ||
+        now.ctime != side.finfo.ctime || static_cast<apr_off_t>(bytes.size()) != now.size) {
+        return;
+    }
+    tier_keep(r, tier_key(r, side), 0, 0, 0, bytes);
 }
 
 int quiet_sidecar_probe(request_rec* r) noexcept {

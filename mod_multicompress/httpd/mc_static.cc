@@ -10,7 +10,6 @@
 #include <http_log.h>
 #include <http_protocol.h>
 #include <http_request.h>
-#include <http_ssl.h>
 
 #include <cstring>
 #include <string>
@@ -21,6 +20,7 @@
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_digest.h"
+#include "mc_hit_tier.h"
 #include "mc_log.h"
 #include "mc_request_state.h"
 #include "mc_response.h"
@@ -80,15 +80,9 @@ int send_precondition(request_rec* r, int status) {
     return send_brigade(r, apr_brigade_create(r->pool, r->connection->bucket_alloc));
 }
 
-// Whether the client's bytes go through TLS: on this connection, or on the one an HTTP/2 stream
-// runs over.
-bool over_tls(conn_rec* c) {
-    return ap_ssl_conn_is_ssl(c) != 0 ||
-           (c->master != nullptr && ap_ssl_conn_is_ssl(c->master) != 0);
-}
-
-// The sidecar read whole, from its start, in one read() into a heap bucket. nullptr when the file
-// no longer has the size its stat said (it is being replaced), with `side.fd` back at its start.
+// The sidecar read whole, from its start, in one read() into a heap bucket, and kept in the
+// child's tier for the next requests. nullptr when the file no longer has the size its stat said
+// (it is being replaced), with `side.fd` back at its start.
 apr_bucket* read_whole_sidecar(request_rec* r, const Sidecar& side) {
     const auto size = static_cast<apr_size_t>(side.finfo.size);
     apr_bucket_alloc_t* list = r->connection->bucket_alloc;
@@ -102,46 +96,49 @@ apr_bucket* read_whole_sidecar(request_rec* r, const Sidecar& side) {
         apr_file_seek(side.fd, APR_SET, &start);
         return nullptr;
     }
+    keep_sidecar(r, side, std::string_view(static_cast<const char*>(buf), size));
     return apr_bucket_heap_create(static_cast<const char*>(buf), size, apr_bucket_free, list);
 }
 
+void close_sidecar(const Sidecar& side) {
+    if (side.fd != nullptr) apr_file_close(side.fd);
+}
+
 int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const Sidecar& side) {
-    // A sidecar smaller than one bucket buffer (a delta is a few hundred bytes) is read first: it
-    // goes out with the headers in one writev (at once: flush_if_small), where a file bucket would
-    // cost an lseek before its read, or with sendfile TCP_CORK on and off around its own call.
+    // One this child kept (read whole before) was not opened at all; a small one is read first
+    // (sidecar_read says why).
+    const SidecarRead how = sidecar_read(r, side.finfo.size);
     apr_bucket* whole = nullptr;
-    if (side.finfo.size > 0 && side.finfo.size < static_cast<apr_off_t>(APR_BUCKET_BUFF_SIZE) &&
-        (whole = read_whole_sidecar(r, side)) == nullptr) {
+    if (side.kept != nullptr) {
+        whole = tier_bucket(side.kept, r->connection->bucket_alloc);
+    } else if (how == SidecarRead::kFirst && (whole = read_whole_sidecar(r, side)) == nullptr) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sidecar %s changed as it was read",
                       side.path);
-        apr_file_close(side.fd);
+        close_sidecar(side);
         return DECLINED;  // FILE is sent (compressed live) as without a sidecar
     }
     keep_digests_of_file(r);
     if (const int cond = set_validators_and_headers(r, cfg, coding, side.finfo.size, "sidecar");
         cond != OK) {
         if (whole != nullptr) apr_bucket_destroy(whole);
-        apr_file_close(side.fd);
+        close_sidecar(side);
         return send_precondition(r, cond);
     }
-    // Over TLS, a larger one too, once its body is to be sent: mod_ssl reads every byte anyway,
-    // and HTTP/2 cuts a file bucket into frames, each read with an lseek() and a read() (a 187 KB
-    // sidecar: 20 of each per response; 411 against 363 us of CPU per hit, a 28 KB one 196
-    // against 186, in alternating rounds of bench/hits_perf.py --tls). Should the file have
-    // changed size meanwhile, it goes as a file bucket, as before.
-    if (whole == nullptr && !r->header_only &&
-        side.finfo.size <= static_cast<apr_off_t>(kReadWholeBytes) && over_tls(r->connection)) {
+    // Should the file have changed size meanwhile, it goes as a file bucket, as before.
+    if (whole == nullptr && how == SidecarRead::kForBody && !r->header_only) {
         whole = read_whole_sidecar(r, side);
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "sending sidecar %s (%s)", side.path,
-                  whole != nullptr ? "read whole" : "as a file");
+                  side.kept != nullptr ? "kept by the child"
+                  : whole != nullptr   ? "read whole"
+                                       : "as a file");
     apr_bucket_brigade* bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     if (whole != nullptr) {
         const char* data = nullptr;
         apr_size_t len = 0;
         apr_bucket_read(whole, &data, &len, APR_BLOCK_READ);
         put_digests(r, std::string_view(data, len));
-        apr_file_close(side.fd);
+        close_sidecar(side);
         APR_BRIGADE_INSERT_TAIL(bb, whole);
         flush_if_small(bb, len);
     } else {

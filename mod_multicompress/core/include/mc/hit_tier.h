@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// A server process's tier of cache bodies already verified: by store key (which names the file
-// version, the coding, the dictionary and the virtual host), bounded by bytes, least recently
-// used evicted first. A hit costs a lookup under a short lock and a reference: no copy out of the
-// store, no checksum of the body. Thread-safe; no I/O.
+// A server process's tier of bodies already verified: cache bodies by store key (which names the
+// file version, the coding, the dictionary and the virtual host), sidecars by the version of
+// their file; bounded by bytes, least recently used evicted first. A hit costs a lookup under a
+// short lock and a reference: no copy out of the store, no checksum of the body. Thread-safe; no
+// I/O.
 #pragma once
 
 #include <atomic>
