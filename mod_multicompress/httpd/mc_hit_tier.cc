@@ -96,8 +96,8 @@ void hit_tier_child_init(apr_pool_t* pchild, server_rec* s) noexcept {
     }
 }
 
-bool tier_on() {
-    return g_tier != nullptr;
+bool tier_takes(std::size_t bytes) {
+    return g_tier != nullptr && mc::TierBody::footprint(bytes, 0) <= g_tier->budget();
 }
 
 mc::TierBody* tier_find(request_rec* r, std::string_view key, int min_level,

@@ -10,6 +10,7 @@
 #include <httpd.h>
 #include <apr_buckets.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -24,8 +25,9 @@ int hit_tier_pre_config(apr_pool_t* pconf, apr_pool_t* plog, apr_pool_t* ptemp) 
 /// children start empty).
 void hit_tier_child_init(apr_pool_t* pchild, server_rec* s) noexcept;
 
-/// Whether this child has a tier (MultiCompressCacheLocal is not Off).
-bool tier_on();
+/// Whether this child's tier would keep a body of `bytes` bytes: it has one
+/// (MultiCompressCacheLocal is not Off) and the body alone fits it.
+bool tier_takes(std::size_t bytes);
 /// The body kept for `key` when it was made at `min_level` or above and checked against a window
 /// no larger than `max_window` (0: a coding without windows), with a reference held until
 /// r->pool is cleared; nullptr when the tier has no such body (or is off).

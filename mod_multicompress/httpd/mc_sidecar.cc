@@ -401,14 +401,14 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
 
 SidecarRead sidecar_read(const request_rec* r, apr_off_t size) {
     if (size > 0 && size < static_cast<apr_off_t>(APR_BUCKET_BUFF_SIZE)) return SidecarRead::kFirst;
-    return size <= static_cast<apr_off_t>(kReadWholeBytes) && over_tls(r->connection)
-               ? SidecarRead::kForBody
-               : SidecarRead::kAsFile;
+    const bool whole = size <= static_cast<apr_off_t>(kReadWholeBytes) &&
+                       (tier_takes(static_cast<std::size_t>(size)) || over_tls(r->connection));
+    return whole ? SidecarRead::kForBody : SidecarRead::kAsFile;
 }
 
 void keep_sidecar(request_rec* r, const Sidecar& side, std::string_view bytes) {
     apr_finfo_t now;
-    if (!tier_on() || side.fd == nullptr ||
+    if (!tier_takes(bytes.size()) || side.fd == nullptr ||
         apr_file_info_get(&now, APR_FINFO_MIN | APR_FINFO_IDENT, side.fd) != APR_SUCCESS ||
         now.device != side.finfo.device || now.inode != side.finfo.inode ||
         now.size != side.finfo.size || now.mtime != side.finfo.mtime ||

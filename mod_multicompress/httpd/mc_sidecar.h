@@ -56,12 +56,14 @@ bool find_delta_sidecar(request_rec* r, const mc::DictionaryHash& named,
 /// How the module sends a sidecar of `size` bytes to `r`'s client. kFirst: smaller than one
 /// bucket buffer (a delta is a few hundred bytes), read whole before its headers are set, so it
 /// goes out with them in one writev, where a file bucket would cost an lseek before its read, or
-/// TCP_CORK on and off around its own sendfile. kForBody: over TLS, up to kReadWholeBytes, read
-/// whole once its body is to be sent (not for a HEAD or a 304): mod_ssl reads every byte anyway,
-/// and HTTP/2 cuts a file bucket into frames, each read with an lseek() and a read() (a 187 KB
+/// TCP_CORK on and off around its own sendfile. kForBody: up to kReadWholeBytes, read whole once
+/// its body is to be sent (not for a HEAD or a 304), where the child's tier would keep it
+/// (keep_sidecar: later hits open nothing; with sendfile on a 13 KB sidecar hit costs 79 against
+/// 91 us of CPU, bench/hits_perf.py --sendfile) or over TLS: mod_ssl reads every byte anyway, and
+/// HTTP/2 cuts a file bucket into frames, each read with an lseek() and a read() (a 187 KB
 /// sidecar: 20 of each per response; 411 against 363 us of CPU per hit, a 28 KB one 196 against
 /// 186, in alternating rounds of bench/hits_perf.py --tls). kAsFile: a file bucket (sendfile as
-/// EnableSendfile says). Only what is read whole is kept (keep_sidecar).
+/// EnableSendfile says).
 enum class SidecarRead : std::uint8_t { kFirst, kForBody, kAsFile };
 SidecarRead sidecar_read(const request_rec* r, apr_off_t size);
 

@@ -2,7 +2,9 @@
 """Hits sent as httpd's core sends a file: sidecars opened as the default handler opens a file, so
 `EnableSendfile Off` (httpd's default) sends a sidecar without sendfile and `On` with it, and
 read, never mapped, where sendfile does not apply (TLS); a sidecar under one bucket buffer (8000
-bytes) is read whole in one read() and written with the headers, with either setting. Observed
+bytes) is read whole in one read() and written with the headers, with either setting. Where the
+child's tier (MultiCompressCacheLocal) would keep it, a sidecar of up to 256 KiB is read whole
+once and kept, and later hits are sent from memory, never with sendfile. Observed
 through the core output filter's own trace (`LogLevel core:trace6` logs each
 `sendfile_nonblocking` call with the bytes sent), the same signal for a plain file, which the test
 checks first. Over TLS + HTTP/2: sidecars
@@ -37,6 +39,8 @@ def local_hits(srv) -> float:
 SENDFILE_SITE = """
 LogLevel notice core:trace6 multicompress:trace1
 MultiCompressStatic On
+# no tier: every hit opens its sidecar and sends it as the core sends a file
+MultiCompressCacheLocal Off
 Alias /on "@HTDOCS@/sf-on"
 Alias /off "@HTDOCS@/sf-off"
 <Directory "@HTDOCS@/sf-on">
@@ -100,6 +104,39 @@ def test_mc_612_01_sidecar_sendfile_follows_enable_sendfile(make_server):
         want = 1 if d == "sf-on" and side_size >= 8000 else 0
         assert sendfile_calls(srv, mark, side_size) == want, \
             f"{d}: sendfile calls for the sidecar's {side_size} bytes:\n{log[-3000:]}"
+
+
+def test_mc_612_04_sidecar_kept_by_the_tier_is_never_sent_with_sendfile(make_server):
+    """With the tier on, a sidecar larger than one bucket buffer is read whole once its body is
+    to be sent, kept, and sent from memory afterwards, also where EnableSendfile On applies."""
+    conf = SENDFILE_SITE.replace("MultiCompressCacheLocal Off", "MultiCompressCacheLocal 1M")
+    srv = make_server("sf-tier", site_template=None, extra_conf=conf, trace=False,
+                      htdocs_copies=[("sf-on", "static")], mpm_conf=ONE_CHILD).start()
+    path = srv.htdocs / "sf-on" / "big.html"
+    big_page(path)
+    side = write_sidecar(path, "br", newer_by=1)
+    size = side.stat().st_size
+    assert 8000 < size < 256 * 1024, size
+    for n in range(4):
+        mark = srv.log_size()
+        got = request(srv.port, "/on/big.html", "br")
+        assert got.status == 200 and got.content_encoding == "br" and got.body == side.read_bytes()
+        time.sleep(0.3)
+        log = srv.read_log(mark)
+        how = "read whole" if n == 0 else "kept by the child"
+        assert f"sending sidecar {side} ({how})" in log, log[-2000:]
+        assert sendfile_calls(srv, mark, size) == 0, log[-3000:]
+    assert decode(got.body, "br") == path.read_bytes()
+    # a HEAD reads nothing and keeps nothing: a new version is read whole on its first GET
+    write_sidecar(path, "br", newer_by=2)
+    mark = srv.log_size()
+    assert request(srv.port, "/on/big.html", "br", method="HEAD").status == 200
+    got = request(srv.port, "/on/big.html", "br")
+    assert got.status == 200 and got.body == side.read_bytes()
+    time.sleep(0.3)
+    log = srv.read_log(mark)
+    assert f"sending sidecar {side} (as a file)" in log and \
+        f"sending sidecar {side} (read whole)" in log, log[-2000:]
 
 
 # ---- over TLS + HTTP/2: a tier hit's bucket goes through mod_ssl and mod_http2 whole
