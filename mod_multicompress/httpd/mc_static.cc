@@ -20,6 +20,7 @@
 #include "mc_config.h"
 #include "mc_counters.h"
 #include "mc_digest.h"
+#include "mc_file_memo.h"
 #include "mc_hit_tier.h"
 #include "mc_log.h"
 #include "mc_request_state.h"
@@ -149,13 +150,17 @@ int send_sidecar(request_rec* r, const mc::Config& cfg, mc::Coding coding, const
 }
 
 // Whether the default handler could open FILE (it answers 403 when file permissions deny it):
-// a cached body is never sent for a file the server may no longer read.
+// a cached body is never sent for a file the server may no longer read. Opened once per version of
+// FILE in each child: the version's ctime is in the key, and a chmod, chown or ACL change sets it
+// (a directory that no longer lets the server in fails the request's own stat first).
 bool file_readable(request_rec* r) {
+    static PerFileVersion<bool> readable;  // per child
+    if (readable.find(r->filename, r->finfo)) return true;
     apr_file_t* fd = nullptr;
     if (apr_file_open(&fd, r->filename, APR_READ | APR_BINARY, 0, r->pool) != APR_SUCCESS)
         return false;
     apr_file_close(fd);
-    return true;
+    return readable.remember(r->filename, r->finfo, true);
 }
 
 // DECLINED on a miss, after marking the request so the live response fills the entry.
