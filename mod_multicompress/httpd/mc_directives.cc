@@ -61,7 +61,8 @@ const command_rec kCommands[] = {
     {"MultiCompressCacheLevel", fn(set_cache_level), nullptr, kEverywhere, TAKE2,
      "Encoding and level of the stronger copy made off the request path (br 11, zstd 19, gzip 9)"},
     {"MultiCompressCacheLocal", fn(set_cache_local), nullptr, RSRC_CONF, TAKE1,
-     "Bytes of verified cache entries each child keeps in its own memory, or Off (default 8M)"},
+     "Bytes of verified cache entries and sidecars read whole each child keeps in its own "
+     "memory, or Off (default 8M)"},
     // mod_deflate
     {"DeflateCompressionLevel", fn(deflate_level), nullptr, kEverywhere, TAKE1,
      "gzip level 1-9 (as mod_deflate)"},
